@@ -1,0 +1,91 @@
+"""The `type: lakehouse` profile target: typed fields, defaults, and what `dbt debug` may show.
+
+Secrets never live here as plain fields worth printing: an inline depot may carry keys, so
+`connection_info` and `repr` describe the depot by name and source only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbt.adapters.contracts.connection import Credentials
+from dbt_common.dataclass_schema import dbtClassMixin
+
+DEFAULT_CATALOG_NAME = "lakehouse"
+DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
+
+
+@dataclass
+class SparkOptions(dbtClassMixin):
+    """Where Spark runs and what it is given, beyond what the depot implies."""
+
+    master: str = "local[*]"
+    conf: dict[str, str] = field(default_factory=dict)
+    # Extra jars (paths or file: URIs), e.g. iceberg-aws-bundle for S3FileIO or Glue.
+    jars: list[str] = field(default_factory=list)
+    app_name: str = "dbt-lakehouse"
+    driver_memory: str | None = None
+
+
+@dataclass
+class LakehouseCredentials(Credentials):
+    """One profile target.
+
+    `database` is the Spark catalog name the depot is mounted as, `schema` the Iceberg
+    namespace. `depot` is `dataos://<name>` (looked up in a depots file), an inline depot
+    mapping, or `env` (the DataOS / Nilus environment variables); absent, the embedded local
+    lakehouse under `warehouse` is used.
+    """
+
+    database: str = DEFAULT_CATALOG_NAME
+    schema: str = ""
+    depot: str | dict[str, Any] | None = None
+    depots_file: str | None = None
+    warehouse: str | None = None
+    aws_region: str | None = None
+    aws_endpoint: str | None = None
+    spark: SparkOptions = field(default_factory=SparkOptions)
+    # Commit conflicts (another writer won the race) are retried this many times.
+    commit_retries: int = 4
+
+    _ALIASES = {"catalog": "database", "namespace": "schema"}
+
+    @classmethod
+    def __pre_deserialize__(cls, data: dict[Any, Any]) -> dict[Any, Any]:
+        data = super().__pre_deserialize__(data)
+        if not data.get("database"):
+            data["database"] = DEFAULT_CATALOG_NAME
+        return data
+
+    @property
+    def type(self) -> str:
+        return "lakehouse"
+
+    @property
+    def unique_field(self) -> str:
+        return self.depot_label
+
+    @property
+    def depot_label(self) -> str:
+        """A printable name for the depot: never its contents."""
+        if self.depot is None:
+            return f"embedded ({self.warehouse or DEFAULT_WAREHOUSE_DIR})"
+        if isinstance(self.depot, str):
+            return self.depot
+        return f"inline {self.depot.get('type', 'lakehouse')} depot"
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return ("database", "schema", "depot", "warehouse", "aws_region", "aws_endpoint")
+
+    def connection_info(self, *, with_aliases: bool = False) -> Iterable[tuple[str, Any]]:
+        for key, value in super().connection_info(with_aliases=with_aliases):
+            yield key, (self.depot_label if key == "depot" else value)
+        yield "spark_master", self.spark.master
+
+    def __repr__(self) -> str:
+        return (
+            f"LakehouseCredentials(database={self.database!r}, schema={self.schema!r}, "
+            f"depot={self.depot_label!r})"
+        )

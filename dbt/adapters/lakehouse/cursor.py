@@ -1,0 +1,157 @@
+"""A DB-API-shaped cursor over `SparkSession.sql`, the only place SQL reaches Spark.
+
+One statement per `spark.sql` call (a batch is split on `;` outside quotes). Results are
+collected on fetch, so a DDL or DML statement runs exactly once, at `execute`. A statement that
+loses an Iceberg commit race to another writer is run again with backoff: the failed attempt
+committed nothing, so a re-run cannot double-apply.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlparse
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.exceptions import (
+    CommitConflictError,
+    engine_error_text,
+    is_commit_conflict,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+logger = AdapterLogger("Lakehouse")
+
+Description = tuple[str, str, None, None, None, None, bool]
+
+
+def split_statements(sql: str) -> list[str]:
+    stripped = sql.strip()
+    if ";" not in stripped.rstrip(";"):
+        return [stripped.rstrip(";").strip()] if stripped.rstrip(";").strip() else []
+    statements = [s.strip().rstrip(";").strip() for s in sqlparse.split(stripped)]
+    return [s for s in statements if s and not _only_comments(s)]
+
+
+def _only_comments(statement: str) -> bool:
+    return not sqlparse.format(statement, strip_comments=True).strip()
+
+
+def _plain(value: Any) -> Any:
+    """Values agate can hold: nested rows, arrays and maps become JSON text."""
+    if value is None or isinstance(
+        value, (str, int, float, bool, decimal.Decimal, dt.date, dt.datetime)
+    ):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return json.dumps(_jsonable(value), default=str, sort_keys=True)
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "asDict"):
+        return {k: _jsonable(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class LakehouseCursor:
+    def __init__(
+        self,
+        spark: SparkSession,
+        job_group: str,
+        commit_retries: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._spark = spark
+        self._job_group = job_group
+        self._commit_retries = commit_retries
+        self._sleep = sleep
+        self._df: DataFrame | None = None
+        self._rows: list[tuple[Any, ...]] | None = None
+
+    @property
+    def description(self) -> list[Description]:
+        if self._df is None:
+            return []
+        return [
+            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
+            for f in self._df.schema.fields
+        ]
+
+    @property
+    def rowcount(self) -> int:
+        return -1 if self._rows is None else len(self._rows)
+
+    def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
+        self._df = None
+        self._rows = None
+        args = list(bindings) if bindings else None
+        statements = split_statements(sql)
+        for statement in statements:
+            self._df = self._run_with_commit_retries(statement, args)
+
+    def _run_with_commit_retries(self, statement: str, args: list[Any] | None) -> DataFrame:
+        attempt = 0
+        while True:
+            try:
+                self._spark.sparkContext.setJobGroup(
+                    self._job_group, "dbt-lakehouse", interruptOnCancel=True
+                )
+                return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
+            except Exception as exc:
+                text = engine_error_text(exc)
+                if not is_commit_conflict(text):
+                    raise
+                if attempt >= self._commit_retries:
+                    raise CommitConflictError(
+                        "Another writer committed to the same table first, and "
+                        f"{self._commit_retries} retries also lost the race. The table keeps the "
+                        "other writer's commit; this statement changed nothing. Last error: "
+                        f"{text.splitlines()[0]}\nStatement: {statement[:300]}"
+                    ) from exc
+                attempt += 1
+                delay = min(8.0, 0.25 * 2**attempt) * (0.5 + random.random())
+                logger.debug(
+                    f"Lakehouse: commit conflict, retry {attempt}/{self._commit_retries} "
+                    f"in {delay:.2f}s: {text.splitlines()[0]}"
+                )
+                self._sleep(delay)
+
+    def _collect(self) -> list[tuple[Any, ...]]:
+        if self._rows is None:
+            if self._df is None:
+                self._rows = []
+            else:
+                self._rows = [tuple(_plain(v) for v in row) for row in self._df.collect()]
+        return self._rows
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self._collect())
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        rows = self._collect()
+        batch, self._rows = rows[:size], rows[size:]
+        return batch
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        batch = self.fetchmany(1)
+        return batch[0] if batch else None
+
+    def cancel(self) -> None:
+        self._spark.sparkContext.cancelJobGroup(self._job_group)
+
+    def close(self) -> None:
+        self._df = None
+        self._rows = None

@@ -1,0 +1,269 @@
+"""The dbt adapter: relation listing and metadata from the Iceberg catalog, and the Python
+helpers the macros call (partition rendering, seed loading).
+
+Built on dbt-spark's adapter for what is the same on any Spark (type conversion for seeds,
+quoting, the rows-different SQL used by tests); everything that reads catalog metadata is ours,
+because a failed lookup must never be mistaken for a missing table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.base import AdapterConfig, available
+from dbt.adapters.base.impl import catch_as_completed
+from dbt.adapters.base.relation import BaseRelation, InformationSchema
+from dbt.adapters.contracts.relation import RelationConfig, RelationType
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.impl import SparkAdapter
+from dbt.adapters.sql import SQLAdapter
+from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
+from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.utils import executor
+
+from dbt.adapters.lakehouse.column import LakehouseColumn
+from dbt.adapters.lakehouse.config import LakehouseConfig
+from dbt.adapters.lakehouse.connections import LakehouseConnectionManager, LakehouseHandle
+from dbt.adapters.lakehouse.exceptions import (
+    is_namespace_missing,
+    is_relation_missing,
+    is_views_unsupported,
+)
+from dbt.adapters.lakehouse.incremental import resolve_incremental_strategy
+from dbt.adapters.lakehouse.partitioning import (
+    parse_partition_by,
+    render_partition_clause,
+    validate_partition_columns,
+)
+from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
+from dbt.adapters.lakehouse.seeds import register_seed_view
+
+if TYPE_CHECKING:
+    import agate
+
+logger = AdapterLogger("Lakehouse")
+
+SHOW_RELATIONS_MACRO = "lakehouse__show_relations"
+DESCRIBE_MACRO = "lakehouse__describe_relation"
+LIST_SCHEMAS_MACRO = "list_schemas"
+
+
+@dataclass
+class RelationDescription:
+    columns: list[LakehouseColumn]
+    details: dict[str, str]
+
+
+class LakehouseAdapter(SparkAdapter):
+    Relation = LakehouseRelation  # type: ignore[assignment]
+    Column = LakehouseColumn  # type: ignore[assignment]
+    ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = LakehouseConfig  # type: ignore[assignment]
+
+    @classmethod
+    def convert_time_type(cls, agate_table: agate.Table, col_idx: int) -> str:
+        # Spark SQL has no TIME type; keep the text rather than fail the seed.
+        return "string"
+
+    def valid_incremental_strategies(self) -> list[str]:
+        return ["append", "merge", "replace"]
+
+    @available
+    def resolve_incremental_strategy(
+        self, raw_strategy: str | None, unique_key: Any, model_name: str, custom_macros: list[str]
+    ) -> str:
+        """The strategy a model runs with, or a compile error listing the accepted ones.
+
+        Without a configured strategy: `merge` when a unique_key is set, else `append`. A name
+        outside the built-in list is a custom strategy when its macro exists.
+        """
+        return resolve_incremental_strategy(
+            raw_strategy,
+            unique_key,
+            model_name,
+            valid=self.valid_incremental_strategies(),
+            builtin=self.builtin_incremental_strategies(),
+            custom_macros=custom_macros,
+        )
+
+    # ---- relations -------------------------------------------------------------------------
+
+    def get_relation(self, database: str, schema: str, identifier: str) -> BaseRelation | None:
+        # dbt-spark forgets the database; here it is the catalog and must take part.
+        return SQLAdapter.get_relation(self, database, schema, identifier)
+
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        relations: list[BaseRelation] = []
+        for kind, relation_type in (("tables", RelationType.Table), ("views", RelationType.View)):
+            try:
+                rows = self.execute_macro(
+                    SHOW_RELATIONS_MACRO, kwargs={"schema_relation": schema_relation, "kind": kind}
+                )
+            except DbtRuntimeError as exc:
+                # Only a namespace that does not exist means "no relations"; any other failure
+                # (catalog down, permission) must surface, or dbt would rebuild over history.
+                if is_namespace_missing(str(exc)):
+                    return []
+                if kind == "views" and is_views_unsupported(str(exc)):
+                    continue  # e.g. the hadoop catalog: it cannot hold views at all
+                raise
+            for row in rows:
+                if len(row) > 2 and row[2] in (True, "true"):
+                    continue  # a session-local temporary view, not part of the lakehouse
+                relations.append(
+                    self.Relation.create(
+                        database=schema_relation.database,
+                        schema=schema_relation.schema,
+                        identifier=row[1],
+                        type=relation_type,
+                    )
+                )
+        return relations
+
+    def check_schema_exists(self, database: str, schema: str) -> bool:
+        results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
+        return schema.lower() in {str(row[0]).lower() for row in results}
+
+    # ---- columns and metadata ----------------------------------------------------------------
+
+    def describe_relation(self, relation: BaseRelation) -> RelationDescription | None:
+        """Columns and table details from one DESCRIBE EXTENDED; None if it does not exist."""
+        try:
+            rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
+        except DbtRuntimeError as exc:
+            if is_relation_missing(str(exc)) or is_namespace_missing(str(exc)):
+                return None
+            raise
+        columns: list[LakehouseColumn] = []
+        details: dict[str, str] = {}
+        in_columns = True
+        in_details = False
+        for row in rows:
+            name, data_type, comment = (row[0] or "").strip(), row[1], row[2]
+            if in_columns:
+                if not name or name.startswith("#"):
+                    in_columns = False
+                else:
+                    columns.append(
+                        LakehouseColumn(
+                            table_database=relation.database,
+                            table_schema=relation.schema,
+                            table_name=relation.identifier,
+                            table_type=relation.type,
+                            column=name,
+                            dtype=str(data_type),
+                            column_index=len(columns),
+                            comment=comment or None,  # type: ignore[call-arg]
+                        )
+                    )
+                    continue
+            if name.startswith("# Detailed") or name.startswith("# View Information"):
+                in_details = True
+                continue
+            if in_details and name and not name.startswith("#"):
+                details[name] = "" if data_type is None else str(data_type)
+        return RelationDescription(columns=columns, details=details)
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[LakehouseColumn]:
+        described = self.describe_relation(relation)
+        return [] if described is None else described.columns
+
+    # ---- docs catalog ------------------------------------------------------------------------
+
+    def get_catalog(
+        self,
+        relation_configs: Iterable[RelationConfig],
+        used_schemas: frozenset[tuple[str, str]],
+    ) -> tuple[agate.Table, list[Exception]]:
+        schema_map = self._get_catalog_schemas(relation_configs)
+        with executor(self.config) as tpe:
+            futures: list[Future[agate.Table]] = []
+            for info, schemas in schema_map.items():
+                for schema in schemas:
+                    futures.append(
+                        tpe.submit_connected(
+                            self,
+                            f"{info.database}.{schema}",
+                            self._get_one_catalog,
+                            info,
+                            {schema},
+                            used_schemas,
+                        )
+                    )
+            catalogs, exceptions = catch_as_completed(futures)
+        return catalogs, exceptions
+
+    def _get_one_catalog(
+        self,
+        information_schema: InformationSchema,
+        schemas: set[str],
+        used_schemas: frozenset[tuple[str, str]],
+    ) -> agate.Table:
+        import agate
+
+        rows: list[dict[str, Any]] = []
+        for schema in schemas:
+            for relation in self.list_relations(information_schema.database, schema):
+                described = self.describe_relation(relation)
+                if described is None:
+                    continue  # dropped between listing and describing
+                details = described.details
+                for column in described.columns:
+                    rows.append(
+                        {
+                            "table_database": relation.database,
+                            "table_schema": relation.schema,
+                            "table_name": relation.identifier,
+                            "table_type": str(relation.type),
+                            "table_comment": details.get("Comment") or None,
+                            "table_owner": details.get("Owner") or None,
+                            "column_name": column.name,
+                            "column_index": column.column_index,
+                            "column_type": column.dtype,
+                            "column_comment": getattr(column, "comment", None),
+                        }
+                    )
+        return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
+
+    # ---- helpers for macros ------------------------------------------------------------------
+
+    @available
+    def partition_clause(
+        self, partition_by: Any, columns: list[str] | None, model_name: str
+    ) -> str:
+        """Validate `partition_by` (against the model's columns when known) and render it."""
+        fields = parse_partition_by(partition_by, model_name)
+        if fields and columns is not None:
+            validate_partition_columns(fields, columns, model_name)
+        return render_partition_clause(fields)
+
+    @available
+    def split_table_name(self, name: str) -> tuple[str, str]:
+        return split_table_name(name)
+
+    @available
+    def register_seed_view(
+        self, view_name: str, agate_table: agate.Table, column_names: list[str]
+    ) -> int:
+        """Load a seed's rows into a Spark temporary view; returns the row count."""
+        connection = self.connections.get_thread_connection()
+        handle: LakehouseHandle = connection.handle
+        return register_seed_view(handle.spark, view_name, agate_table, column_names)
+
+    @available
+    def drop_temp_view(self, view_name: str) -> None:
+        handle: LakehouseHandle = self.connections.get_thread_connection().handle
+        handle.spark.catalog.dropTempView(view_name)
+
+    @classmethod
+    def _get_adapter_specific_run_info(cls, config: RelationConfig) -> dict[str, Any]:
+        return {"adapter_type": "lakehouse", "table_format": "iceberg"}
+
+    def debug_query(self) -> None:
+        self.execute("select 1 as id")
+
+
+__all__ = ["LakehouseAdapter", "LakehouseConfig", "AdapterConfig"]

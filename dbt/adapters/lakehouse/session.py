@@ -1,0 +1,246 @@
+"""The SparkSession lifecycle: one per process, built from a profile, shared by all dbt threads.
+
+Starting Spark costs seconds, so the session outlives adapters and connections: dbt's threads,
+and every dbt invocation inside one process (the test suite), reuse it while the configuration
+it was built from stays the same. It stops at interpreter exit. The JVM's console output goes to
+a log file, not dbt's output; secrets are applied at runtime, never put into the SparkConf.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shutil
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.jars import resolve_jars
+from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = AdapterLogger("Lakehouse")
+
+_LOG4J_CONFIG = Path(__file__).parent / "resources" / "log4j2.properties"
+
+# Defaults a user may override through `spark.conf`; chosen for dbt-sized local work.
+_DEFAULT_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    # No Hive metastore: the Iceberg catalog is the only persistent one (no metastore_db/).
+    "spark.sql.catalogImplementation": "in-memory",
+    "spark.sql.session.timeZone": "UTC",
+    # Static: INSERT OVERWRITE without a partition clause replaces the whole table (`replace`).
+    "spark.sql.sources.partitionOverwriteMode": "static",
+    "spark.sql.legacy.createHiveTableByDefault": "false",
+}
+_LOCAL_DEFAULT_CONF = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    # 200 shuffle partitions is a cluster default; on one machine it is pure overhead.
+    "spark.sql.shuffle.partitions": "8",
+}
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Everything a SparkSession is built from; equal specs share one session."""
+
+    master: str
+    app_name: str
+    conf: tuple[tuple[str, str], ...]
+    secret_catalog_conf: tuple[tuple[str, str], ...]
+    secret_hadoop_conf: tuple[tuple[str, str], ...]
+    jars: tuple[str, ...]
+    depot_label: str
+
+    @property
+    def fingerprint(self) -> str:
+        # Secrets take part through a digest only, so the fingerprint itself is printable.
+        payload = json.dumps(
+            [self.master, self.conf, self.jars, self.secret_catalog_conf, self.secret_hadoop_conf]
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.startswith("local")
+
+
+def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
+    return resolve_depot(
+        depot=creds.depot,
+        depots_file=creds.depots_file,
+        warehouse=creds.warehouse,
+        aws_region=creds.aws_region,
+        aws_endpoint=creds.aws_endpoint,
+    )
+
+
+def engine_spec(
+    creds: LakehouseCredentials, env: Mapping[str, str] | None = None, fetch_missing: bool = True
+) -> EngineSpec:
+    depot = resolve_profile_depot(creds)
+    plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database)
+    jars = resolve_jars(plan.jar_needs, creds.spark.jars, env=env, fetch_missing=fetch_missing)
+    options = creds.spark
+    conf: dict[str, str] = dict(_DEFAULT_CONF)
+    if options.master.startswith("local"):
+        conf.update(_LOCAL_DEFAULT_CONF)
+    conf.update(plan.conf)
+    conf["spark.jars"] = ",".join(str(p) for p in jars)
+    java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
+    if depot.embedded:
+        # H2's AUTO_SERVER lets several dbt processes share the embedded catalog; it must
+        # listen on loopback only.
+        java_options.append("-Dh2.bindAddress=127.0.0.1")
+    if options.driver_memory:
+        conf["spark.driver.memory"] = options.driver_memory
+    conf.update({str(k): str(v) for k, v in options.conf.items()})
+    user_java_options = conf.get("spark.driver.extraJavaOptions", "")
+    conf["spark.driver.extraJavaOptions"] = " ".join(java_options + [user_java_options]).strip()
+    if depot.embedded:
+        Path(depot.storage.path).mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+    return EngineSpec(
+        master=options.master,
+        app_name=options.app_name,
+        conf=tuple(sorted(conf.items())),
+        secret_catalog_conf=tuple(sorted(plan.secret_catalog_conf.items())),
+        secret_hadoop_conf=tuple(sorted(plan.secret_hadoop_conf.items())),
+        jars=tuple(str(p) for p in jars),
+        depot_label=f"{depot.name} ({depot.source})",
+    )
+
+
+def _java_executable() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def spark_log_path() -> Path:
+    """Where the JVM's console output goes (beside dbt's own logs by default)."""
+    configured = os.environ.get("LAKEHOUSE_SPARK_LOG")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("DBT_LOG_PATH") or "logs"
+    return Path(base).absolute() / "spark.log"
+
+
+class _Engine:
+    """The process-wide session and the spec it was built from."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spark: SparkSession | None = None
+        self._spec: EngineSpec | None = None
+        self._gateway: Any = None
+        self._log_handle: Any = None
+
+    def get(self, spec: EngineSpec) -> SparkSession:
+        with self._lock:
+            if self._spark is not None and self._spec == spec:
+                return self._spark
+            if self._spark is not None:
+                logger.debug(
+                    f"Lakehouse: profile changed ({self._spec and self._spec.fingerprint} -> "
+                    f"{spec.fingerprint}); restarting the SparkSession"
+                )
+                self._stop_session()
+            self._spark = self._start(spec)
+            self._spec = spec
+            return self._spark
+
+    @property
+    def active(self) -> SparkSession | None:
+        return self._spark
+
+    def _start(self, spec: EngineSpec) -> SparkSession:
+        if _java_executable() is None:
+            raise EngineSetupError(
+                "Spark needs Java 17 (11 and 21 work too), and no `java` was found on PATH or "
+                "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
+                "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
+            )
+        if spec.is_local:
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        try:
+            from pyspark import SparkConf, SparkContext
+            from pyspark.java_gateway import launch_gateway
+            from pyspark.sql import SparkSession
+        except ImportError as exc:  # pragma: no cover - pyspark is a hard dependency
+            raise EngineSetupError(f"pyspark is not importable: {exc}") from exc
+
+        conf = SparkConf(loadDefaults=False).setMaster(spec.master).setAppName(spec.app_name)
+        for key, value in spec.conf:
+            conf.set(key, value)
+        logger.debug(f"Lakehouse: starting Spark ({spec.master}) for {spec.depot_label}")
+        if self._gateway is None:
+            log_path = spark_log_path()
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log_handle = log_path.open("ab")
+            try:
+                self._gateway = launch_gateway(
+                    conf, popen_kwargs={"stdout": self._log_handle, "stderr": self._log_handle}
+                )
+            except Exception as exc:
+                raise EngineSetupError(
+                    f"The Spark JVM did not start: {exc}. Its output is in {log_path}:\n"
+                    + _tail(log_path)
+                ) from exc
+        try:
+            SparkContext(conf=conf, gateway=self._gateway)
+            spark = SparkSession.builder.getOrCreate()
+        except Exception as exc:
+            raise EngineSetupError(f"Spark did not start: {_first_line(exc)}") from exc
+        spark.sparkContext.setLogLevel("ERROR")
+        for key, value in spec.secret_catalog_conf:
+            spark.conf.set(key, value)
+        hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+        for key, value in spec.secret_hadoop_conf:
+            hadoop_conf.set(key, value)
+        return spark
+
+    def _stop_session(self) -> None:
+        if self._spark is not None:
+            try:
+                self._spark.stop()
+            finally:
+                self._spark = None
+                self._spec = None
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop_session()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no output captured)"
+
+
+ENGINE = _Engine()
+atexit.register(ENGINE.stop)
+
+
+def get_spark(creds: LakehouseCredentials) -> SparkSession:
+    return ENGINE.get(engine_spec(creds))

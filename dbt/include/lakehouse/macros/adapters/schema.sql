@@ -1,0 +1,31 @@
+{#- Schemas are Iceberg namespaces inside the catalog named by the relation's database. -#}
+
+{% macro lakehouse__create_schema(relation) -%}
+  {%- call statement('create_schema') -%}
+    create namespace if not exists {{ relation.without_identifier() }}
+  {%- endcall -%}
+{% endmacro %}
+
+{% macro lakehouse__drop_schema(relation) -%}
+  {#- Views first: a namespace only drops once it is empty, and Iceberg catalogs differ in
+      whether CASCADE reaches views. -#}
+  {%- for existing in adapter.list_relations(relation.database, relation.schema) | sort(attribute='type', reverse=true) -%}
+    {%- do adapter.drop_relation(existing) -%}
+  {%- endfor -%}
+  {%- call statement('drop_schema') -%}
+    drop namespace if exists {{ relation.without_identifier() }}
+  {%- endcall -%}
+{% endmacro %}
+
+{% macro lakehouse__list_schemas(database) -%}
+  {#- dbt passes the database already rendered (quoted) here; check_schema_exists does not. -#}
+  {% call statement('list_schemas', fetch_result=True, auto_begin=False) %}
+    show namespaces in {{ database if database.startswith('`') else adapter.quote(database) }}
+  {% endcall %}
+  {{ return(load_result('list_schemas').table) }}
+{% endmacro %}
+
+{% macro lakehouse__generate_database_name(custom_database_name=none, node=none) -%}
+  {#- dbt-spark forces None; here the database is the Spark catalog and keeps dbt's default. -#}
+  {{ return(default__generate_database_name(custom_database_name, node)) }}
+{%- endmacro %}

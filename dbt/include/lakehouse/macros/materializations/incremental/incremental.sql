@@ -1,0 +1,57 @@
+{% materialization incremental, adapter='lakehouse', supported_languages=['sql'] -%}
+  {#- First run, --full-refresh, or a view in the way: CREATE OR REPLACE TABLE (atomic, history
+      kept). Otherwise the new rows become a temporary view and the strategy's one statement
+      (one Iceberg commit) applies them. Everything is validated before any SQL runs. -#}
+  {%- set unique_key = config.get('unique_key') -%}
+  {%- set strategy = lakehouse_validate_incremental_strategy(config.get('incremental_strategy'), unique_key) -%}
+  {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set full_refresh_mode = should_full_refresh() -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set tmp_relation = make_temp_relation(this) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if existing_relation is none or existing_relation.is_view or full_refresh_mode -%}
+    {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+    {%- if existing_relation is not none and existing_relation.is_view -%}
+      {% do adapter.drop_relation(existing_relation) %}
+    {%- endif -%}
+  {%- else -%}
+    {%- call statement('create_tmp_relation') -%}
+      {{ create_table_as(True, tmp_relation, compiled_code) }}
+    {%- endcall -%}
+    {#- Checked on every run: partition_by must still name columns the model produces. -#}
+    {%- do lakehouse_partition_clause_for(adapter.get_columns_in_relation(tmp_relation) | map(attribute='name') | list) -%}
+    {%- set dest_columns = process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- if not dest_columns -%}
+      {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
+    {%- endif -%}
+    {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
+    {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}
+    {%- set build_sql = strategy_sql_macro_func({
+          'target_relation': target_relation,
+          'temp_relation': tmp_relation,
+          'unique_key': unique_key,
+          'dest_columns': dest_columns,
+          'incremental_predicates': incremental_predicates}) -%}
+  {%- endif -%}
+
+  {%- call statement('main') -%}
+    {{ build_sql }}
+  {%- endcall -%}
+
+  {%- if existing_relation is not none and not existing_relation.is_view and not full_refresh_mode -%}
+    {% do adapter.drop_temp_view(tmp_relation.identifier) %}
+  {%- endif -%}
+
+  {% do lakehouse_apply_write_order(target_relation) %}
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}

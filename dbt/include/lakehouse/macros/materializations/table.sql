@@ -1,0 +1,30 @@
+{% materialization table, adapter='lakehouse', supported_languages=['sql'] %}
+  {#- An existing table is replaced in one Iceberg commit (CREATE OR REPLACE): readers never see
+      it missing, and its snapshot history is kept. Only a view in the way is dropped first,
+      since a view cannot become a table in place. -#}
+  {%- set identifier = model['alias'] -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema,
+                                                database=database, type='table') -%}
+  {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% if old_relation is not none and old_relation.is_view %}
+    {{ adapter.drop_relation(old_relation) }}
+  {% endif %}
+
+  {%- call statement('main') -%}
+    {{ build_sql }}
+  {%- endcall -%}
+
+  {% do lakehouse_apply_write_order(target_relation) %}
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,31 @@
+{% macro lakehouse__alter_relation_add_remove_columns(relation, add_columns, remove_columns) %}
+  {#- Iceberg evolves schemas in metadata: adding and dropping columns rewrites no data. -#}
+  {% if add_columns %}
+    {% call statement('add_columns') %}
+      alter table {{ relation }} add columns (
+        {%- for column in add_columns %}
+          {{ column.quoted }} {{ column.data_type }}{{ ',' if not loop.last }}
+        {%- endfor %}
+      )
+    {% endcall %}
+  {% endif %}
+  {% for column in remove_columns or [] %}
+    {% call statement('drop_column') %}
+      alter table {{ relation }} drop column {{ column.quoted }}
+    {% endcall %}
+  {% endfor %}
+{% endmacro %}
+
+{% macro lakehouse__alter_column_comment(relation, column_dict) %}
+  {#- View column comments are written when the view is created (create_view_as). -#}
+  {% if not relation.is_view %}
+    {% for column_name in column_dict %}
+      {% set comment = column_dict[column_name]['description'] | replace("\\", "\\\\") | replace("'", "\\'") %}
+      {% call statement('alter_column_comment') %}
+        alter table {{ relation }} alter column
+          {{ adapter.quote(column_name) if column_dict[column_name]['quote'] else column_name }}
+          comment '{{ comment }}'
+      {% endcall %}
+    {% endfor %}
+  {% endif %}
+{% endmacro %}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# README command 2: install what the tests need, lint, then run the unit and functional suites.
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+VENV=${LAKEHOUSE_VENV:-.venv}
+"$VENV/bin/ruff" check dbt tests
+"$VENV/bin/ruff" format --check dbt tests
+if [ "$#" -gt 0 ]; then
+  exec "$VENV/bin/pytest" "$@"
+fi
+"$VENV/bin/pytest" tests/unit -q
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile
