@@ -21,6 +21,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.sql import SQLAdapter
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
+from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.utils import executor
 
@@ -123,6 +124,13 @@ class LakehouseAdapter(SparkAdapter):
                 )
         return relations
 
+    def drop_schema(self, relation: BaseRelation) -> None:
+        # Views first, then tables: a namespace only drops once it is empty.
+        contents = self.list_relations_without_caching(relation)
+        for existing in sorted(contents, key=lambda r: r.type != RelationType.View):
+            self.drop_relation(existing)
+        super().drop_schema(relation)
+
     def check_schema_exists(self, database: str, schema: str) -> bool:
         results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
         return schema.lower() in {str(row[0]).lower() for row in results}
@@ -156,7 +164,7 @@ class LakehouseAdapter(SparkAdapter):
                             column=name,
                             dtype=str(data_type),
                             column_index=len(columns),
-                            comment=comment or None,  # type: ignore[call-arg]
+                            comment=comment or None,
                         )
                     )
                     continue
@@ -208,25 +216,55 @@ class LakehouseAdapter(SparkAdapter):
         for schema in schemas:
             for relation in self.list_relations(information_schema.database, schema):
                 described = self.describe_relation(relation)
-                if described is None:
-                    continue  # dropped between listing and describing
-                details = described.details
-                for column in described.columns:
-                    rows.append(
-                        {
-                            "table_database": relation.database,
-                            "table_schema": relation.schema,
-                            "table_name": relation.identifier,
-                            "table_type": str(relation.type),
-                            "table_comment": details.get("Comment") or None,
-                            "table_owner": details.get("Owner") or None,
-                            "column_name": column.name,
-                            "column_index": column.column_index,
-                            "column_type": column.dtype,
-                            "column_comment": getattr(column, "comment", None),
-                        }
-                    )
+                if described is not None:  # None: dropped between listing and describing
+                    rows.extend(self._catalog_rows(relation, described))
         return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
+
+    @staticmethod
+    def _catalog_rows(
+        relation: BaseRelation, described: RelationDescription
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "table_database": relation.database,
+                "table_schema": relation.schema,
+                "table_name": relation.identifier,
+                "table_type": str(relation.type),
+                "table_comment": described.details.get("Comment") or None,
+                "table_owner": described.details.get("Owner") or None,
+                "column_name": column.name,
+                "column_index": column.column_index,
+                "column_type": column.dtype,
+                "column_comment": column.comment,
+            }
+            for column in described.columns
+        ]
+
+    def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
+        described = self.describe_relation(relation)
+        if described is None:
+            return None
+        rows = self._catalog_rows(relation, described)
+        return CatalogTable(
+            metadata=TableMetadata(
+                type=str(relation.type),
+                schema=relation.schema or "",
+                name=relation.identifier or "",
+                database=relation.database,
+                comment=described.details.get("Comment") or None,
+                owner=described.details.get("Owner") or None,
+            ),
+            columns={
+                row["column_name"]: ColumnMetadata(
+                    type=row["column_type"],
+                    index=row["column_index"],
+                    name=row["column_name"],
+                    comment=row["column_comment"],
+                )
+                for row in rows
+            },
+            stats={},
+        )
 
     # ---- helpers for macros ------------------------------------------------------------------
 

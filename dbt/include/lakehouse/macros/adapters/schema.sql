@@ -7,11 +7,8 @@
 {% endmacro %}
 
 {% macro lakehouse__drop_schema(relation) -%}
-  {#- Views first: a namespace only drops once it is empty, and Iceberg catalogs differ in
-      whether CASCADE reaches views. -#}
-  {%- for existing in adapter.list_relations(relation.database, relation.schema) | sort(attribute='type', reverse=true) -%}
-    {%- do adapter.drop_relation(existing) -%}
-  {%- endfor -%}
+  {#- The adapter empties the namespace first (LakehouseAdapter.drop_schema): Iceberg catalogs
+      differ in whether CASCADE reaches views. -#}
   {%- call statement('drop_schema') -%}
     drop namespace if exists {{ relation.without_identifier() }}
   {%- endcall -%}
