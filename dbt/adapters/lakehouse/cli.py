@@ -11,6 +11,7 @@ from dbt.adapters.lakehouse.jars import CACHED_JARS, cache_dir, iceberg_runtime_
 
 def _install(_: argparse.Namespace) -> int:
     """Fetch every registry-sourced jar into the user cache (verified, idempotent)."""
+    print(f"fetching jars into {cache_dir() / 'jars'} (only those missing or not verified)")
     try:
         paths = install_all()
     except EngineSetupError as exc:
@@ -25,9 +26,11 @@ def _install(_: argparse.Namespace) -> int:
 def _jars(_: argparse.Namespace) -> int:
     print(f"cache: {cache_dir()}")
     print(f"iceberg: {iceberg_runtime_jar()}")
-    for need, jar in sorted(CACHED_JARS.items()):
-        located = jar.locate()
-        print(f"{need}: {located if located else 'missing (run: dbt-lakehouse install)'}")
+    for need, jar_set in sorted(CACHED_JARS.items()):
+        for jar in jar_set.jars:
+            located = jar_set.locate_one(jar)
+            shown = located if located else "missing (run: dbt-lakehouse install)"
+            print(f"{need}: {shown}  [{jar.env_override}]")
     return 0
 
 
