@@ -233,7 +233,8 @@ class LakehouseAdapter(SparkAdapter):
                 "table_comment": described.details.get("Comment") or None,
                 "table_owner": described.details.get("Owner") or None,
                 "column_name": column.name,
-                "column_index": column.column_index,
+                # 1-based, as information_schema.columns.ordinal_position is elsewhere.
+                "column_index": column.column_index + 1,
                 "column_type": column.dtype,
                 "column_comment": column.comment,
             }
@@ -301,6 +302,19 @@ class LakehouseAdapter(SparkAdapter):
         return {"adapter_type": "lakehouse", "table_format": "iceberg"}
 
     def debug_query(self) -> None:
+        """`dbt debug`: the depot's storage and catalog checks first, then Spark itself.
+
+        The preflight needs no Spark, so a missing bucket or a rejected token is reported in
+        seconds, with its fix, before a JVM starts.
+        """
+        from dbt.adapters.lakehouse.preflight import run_preflight
+        from dbt.adapters.lakehouse.session import resolve_profile_depot
+
+        depot = resolve_profile_depot(self.config.credentials)  # type: ignore[arg-type]
+        report = run_preflight(depot)
+        for line in report.passed:
+            logger.info(f"Lakehouse preflight: {line}")
+        report.raise_for_problems(self.config.credentials.depot_label)  # type: ignore[attr-defined]
         self.execute("select 1 as id")
 
 
