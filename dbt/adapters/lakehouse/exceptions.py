@@ -22,6 +22,13 @@ class EngineSetupError(DbtRuntimeError):
     MESSAGE = "Lakehouse engine error"
 
 
+class PreflightError(DbtRuntimeError):
+    """`dbt debug` found the depot's storage or catalog unusable (before Spark starts)."""
+
+    CODE = 10103
+    MESSAGE = "Lakehouse preflight error"
+
+
 class PartitionConfigError(CompilationError):
     """A model's `partition_by` cannot be rendered as an Iceberg partition spec."""
 
