@@ -1,0 +1,248 @@
+"""The servers behind the `s3_rest` test profile: a moto S3 server and an Iceberg REST catalog.
+
+Both run as child processes bound to 127.0.0.1 on free ports, are waited for until they answer,
+and are stopped by `stop()` (the conftest's session fixtures call it). The REST catalog is
+RestCatalogServer.java beside this file, compiled with javac on first use into the jar cache,
+keyed by the source's hash and the classpath, so it is recompiled only when either changes.
+Secrets reach the children through their environment, never their command line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.lakehouse.jars import H2_JARS, S3A_JARS, cache_dir, iceberg_runtime_jar
+
+SOURCE = Path(__file__).with_name("RestCatalogServer.java")
+MAIN_CLASS = "RestCatalogServer"
+READY_PREFIX = "rest-catalog listening on 127.0.0.1:"
+STARTUP_TIMEOUT_S = 90.0
+
+
+class ServerError(RuntimeError):
+    """A test server did not start; the message carries the tail of its log."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _stop_process(process: subprocess.Popen[bytes] | None) -> None:
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+# --- S3 (moto) -------------------------------------------------------------------------------
+
+
+@dataclass
+class S3Server:
+    """A moto S3 server on 127.0.0.1 with one bucket, and the keys to reach it.
+
+    moto accepts any key pair; these are random per server so a test can grep for them.
+    """
+
+    log_dir: Path
+    bucket: str = "lakehouse-test"
+    region: str = "us-east-1"
+    access_key: str = field(default_factory=lambda: "AKIATEST" + secrets.token_hex(6).upper())
+    secret_key: str = field(default_factory=lambda: "s3secret-" + secrets.token_urlsafe(18))
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / "moto.log"
+
+    def client(self, **overrides: Any) -> Any:
+        """A boto3 S3 client for this server; keyword arguments override the defaults."""
+        import boto3
+
+        options: dict[str, Any] = {
+            "endpoint_url": self.endpoint,
+            "region_name": self.region,
+            "aws_access_key_id": self.access_key,
+            "aws_secret_access_key": self.secret_key,
+        }
+        options.update(overrides)
+        return boto3.client("s3", **options)
+
+    def start(self) -> S3Server:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                raise ServerError(f"moto server exited early:\n{_tail(self.log_path)}")
+            try:
+                self.client().list_buckets()
+                break
+            except Exception as exc:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerError(
+                        f"moto server not answering on {self.endpoint}: {exc}\n"
+                        + _tail(self.log_path)
+                    ) from exc
+                time.sleep(0.2)
+        self.client().create_bucket(Bucket=self.bucket)
+        return self
+
+    def stop(self) -> None:
+        _stop_process(self.process)
+        self.process = None
+
+
+# --- the Iceberg REST catalog ----------------------------------------------------------------
+
+
+def server_classpath() -> list[Path]:
+    """Iceberg (catalog + REST classes), Spark's Hadoop client, H2 and s3a (table files)."""
+    import pyspark
+
+    jars = [iceberg_runtime_jar(), *H2_JARS.install(), *S3A_JARS.install()]
+    spark_jars = Path(pyspark.__file__).parent / "jars"
+    return [*jars, spark_jars / "*"]
+
+
+def compiled_server(classpath: list[Path]) -> Path:
+    """The folder holding RestCatalogServer.class, compiled once per source and classpath."""
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest.update(os.pathsep.join(str(p) for p in classpath).encode())
+    target = cache_dir() / "rest-catalog" / digest.hexdigest()[:16]
+    if (target / f"{MAIN_CLASS}.class").is_file():
+        return target
+    javac = shutil.which("javac")
+    if javac is None:
+        raise ServerError("javac is not on PATH: the REST catalog test server needs a JDK 17.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
+    result = subprocess.run(
+        [javac, "-d", str(scratch), "-cp", os.pathsep.join(map(str, classpath)), str(SOURCE)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise ServerError(f"javac {SOURCE.name} failed:\n{result.stderr[-4000:]}")
+    try:
+        scratch.rename(target)  # atomic; another test worker may have won the race
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+@dataclass
+class RestCatalog:
+    """An Iceberg REST catalog server whose tables live under `warehouse` on `s3`."""
+
+    s3: S3Server
+    log_dir: Path
+    warehouse: str
+    token: str = field(default_factory=lambda: "rest-token-" + secrets.token_urlsafe(18))
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        """The server's access log: one `METHOD /path STATUS` line per request."""
+        return self.log_dir / "rest-catalog.log"
+
+    def status_counts(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[2].isdigit():
+                counts[int(parts[2])] = counts.get(int(parts[2]), 0) + 1
+        return counts
+
+    def start(self) -> RestCatalog:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        classpath = server_classpath()
+        classes = compiled_server(classpath)
+        java = shutil.which("java") or "java"
+        env = {
+            **os.environ,
+            "REST_CATALOG_TOKEN": self.token,
+            "REST_CATALOG_WAREHOUSE": self.warehouse,
+            "S3_ENDPOINT": self.s3.endpoint,
+            "AWS_ACCESS_KEY_ID": self.s3.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.s3.secret_key,
+            "AWS_REGION": self.s3.region,
+        }
+        command = [
+            java,
+            "-Xmx384m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            os.pathsep.join(map(str, [classes, *classpath])),
+            MAIN_CLASS,
+            str(self.port),
+        ]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.log_dir
+            )
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                raise ServerError(f"REST catalog exited early:\n{_tail(self.log_path)}")
+            port = self._announced_port()
+            if port:
+                self.port = port
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"REST catalog did not start:\n{_tail(self.log_path)}")
+            time.sleep(0.1)
+
+    def _announced_port(self) -> int | None:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(READY_PREFIX):
+                return int(line[len(READY_PREFIX) :].strip())
+        return None
+
+    def stop(self) -> None:
+        _stop_process(self.process)
+        self.process = None
