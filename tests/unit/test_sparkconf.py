@@ -19,6 +19,7 @@ from dbt.adapters.lakehouse.depot import (
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.sparkconf import (
     REDACTION_REGEX,
+    S3A_LIMITS,
     SparkConfPlan,
     build_spark_conf_plan,
 )
@@ -66,7 +67,8 @@ def plan_for(*args: object, **kwargs: object) -> SparkConfPlan:
 
 
 def s3a_keys(plan: SparkConfPlan) -> set[str]:
-    return {k for k in plan.conf if k.startswith("spark.hadoop.")}
+    """The s3a keys the depot decides (the fixed timeouts and retry limits left out)."""
+    return {k for k in plan.conf if k.startswith("spark.hadoop.") and k not in S3A_LIMITS}
 
 
 # --- always ----------------------------------------------------------------------------------

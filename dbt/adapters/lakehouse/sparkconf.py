@@ -37,6 +37,23 @@ REDACTION_REGEX = r"(?i)secret|password|token|access[.]key|apikey|credential"
 
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
+# A dead endpoint must fail within seconds, not after the clients' default retry storms
+# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a in Hadoop 3.3: 20 SDK
+# attempts x 7 s3a retries, 200 s socket timeout). Profile `spark.conf` or catalog properties
+# override each of them.
+REST_CLIENT_LIMITS = {
+    "rest.client.connection-timeout-ms": "10000",
+    "rest.client.socket-timeout-ms": "60000",
+    "rest.client.max-retries": "3",
+}
+S3A_LIMITS = {
+    "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
+    "spark.hadoop.fs.s3a.connection.timeout": "60000",
+    "spark.hadoop.fs.s3a.attempts.maximum": "3",
+    "spark.hadoop.fs.s3a.retry.limit": "3",
+    "spark.hadoop.fs.s3a.retry.interval": "500ms",
+}
+
 
 @dataclass(frozen=True)
 class SparkConfPlan:
@@ -69,6 +86,9 @@ def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
         "spark.sql.defaultCatalog": catalog_name,
         f"{prefix}.warehouse": catalog.warehouse or storage.warehouse_uri,
         "spark.redaction.regex": REDACTION_REGEX,
+        # Iceberg's CachingCatalog keeps serving a table's old metadata (up to 30 s) after
+        # another process commits; a dbt run must see the table as it is now.
+        f"{prefix}.cache-enabled": "false",
     }
     secret_catalog: dict[str, str] = {}
     secret_hadoop: dict[str, str] = {}
@@ -92,6 +112,7 @@ def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
         conf[f"{prefix}.type"] = "rest"
         put_uri(catalog.uri)
         _put_secret(secret_catalog, f"{prefix}.token", secrets.apikey)
+        conf.update({f"{prefix}.{key}": value for key, value in REST_CLIENT_LIMITS.items()})
     elif catalog.type == "hadoop":
         conf[f"{prefix}.type"] = "hadoop"
     elif catalog.type == "glue":
@@ -152,6 +173,7 @@ def _s3a(
 ) -> None:
     """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO."""
     conf["spark.hadoop.fs.s3.impl"] = S3A_FILESYSTEM
+    conf.update(S3A_LIMITS)
     conf["spark.hadoop.fs.s3a.endpoint.region"] = storage.region
     if storage.endpoint:
         conf["spark.hadoop.fs.s3a.endpoint"] = storage.endpoint
