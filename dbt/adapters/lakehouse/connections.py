@@ -19,8 +19,14 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
-from dbt.adapters.lakehouse.exceptions import LakehouseDatabaseError, engine_error_text
-from dbt.adapters.lakehouse.session import get_spark
+from dbt.adapters.lakehouse.depot import Depot, _safe_url
+from dbt.adapters.lakehouse.exceptions import (
+    LakehouseDatabaseError,
+    engine_error_text,
+    explain_engine_error,
+)
+from dbt.adapters.lakehouse.preflight import scrub, secret_values
+from dbt.adapters.lakehouse.session import get_spark, resolve_profile_depot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -69,7 +75,9 @@ class LakehouseConnectionManager(SQLConnectionManager):
         except DbtRuntimeError:
             raise
         except Exception as exc:
-            text = engine_error_text(exc)
+            depot = self._depot()
+            hidden = secret_values(depot) if depot is not None else []
+            text = scrub(engine_error_text(exc), hidden)
             logger.debug(f"Lakehouse: error while running:\n{sql}\n{text}")
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
@@ -77,7 +85,22 @@ class LakehouseConnectionManager(SQLConnectionManager):
                     "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
                     "the profile if it was memory."
                 ) from exc
-            raise LakehouseDatabaseError(text) from exc
+            remote = depot is not None and depot.catalog.type in ("rest", "nessie")
+            uri = depot.catalog.uri if remote and depot is not None else None
+            explained = explain_engine_error(text, _safe_url(uri) if uri else None)
+            message = f"{explained}\n{text}" if explained else text
+            raise LakehouseDatabaseError(message) from exc
+
+    def _depot(self) -> Depot | None:
+        """The profile's depot, to name its catalog and mask its secrets in error messages."""
+        cached: Depot | None = getattr(self, "_resolved_depot", None)
+        if cached is None:
+            try:
+                cached = resolve_profile_depot(self.profile.credentials)  # type: ignore[arg-type]
+            except Exception:  # a message without the catalog's uri beats no message
+                return None
+            self._resolved_depot = cached
+        return cached
 
     def cancel(self, connection: Connection) -> None:
         handle = connection.handle

@@ -12,6 +12,7 @@ import datetime as dt
 import decimal
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -116,10 +117,7 @@ class LakehouseCursor:
                     raise
                 if attempt >= self._commit_retries:
                     raise CommitConflictError(
-                        "Another writer committed to the same table first, and "
-                        f"{self._commit_retries} retries also lost the race. The table keeps the "
-                        "other writer's commit; this statement changed nothing. Last error: "
-                        f"{text.splitlines()[0]}\nStatement: {statement[:300]}"
+                        commit_conflict_message(self._spark, statement, text, attempt)
                     ) from exc
                 attempt += 1
                 delay = min(8.0, 0.25 * 2**attempt) * (0.5 + random.random())
@@ -155,3 +153,77 @@ class LakehouseCursor:
     def close(self) -> None:
         self._df = None
         self._rows = None
+
+
+# --- what a lost commit race tells the user ----------------------------------------------------
+_WRITE_TARGET = re.compile(
+    r"^\s*(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
+    r"|(?:create\s+or\s+replace|replace|create)\s+table(?:\s+if\s+not\s+exists)?"
+    r"|alter\s+table)\s+(?P<name>(?:`[^`]+`|[\w$]+)(?:\s*\.\s*(?:`[^`]+`|[\w$]+))*)",
+    re.IGNORECASE,
+)
+_SNAPSHOT_IDS = re.compile(r"expected id (\d+) != (\d+)")
+
+
+def write_target(statement: str) -> str | None:
+    """The table a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
+    plain = sqlparse.format(statement, strip_comments=True).strip()
+    match = _WRITE_TARGET.match(plain)
+    return re.sub(r"\s+", "", match.group("name")) if match else None
+
+
+def latest_snapshot(spark: Any, table: str) -> str | None:
+    """The table's newest commit, described from its `snapshots` metadata table."""
+    try:
+        rows = spark.sql(
+            "select snapshot_id, operation, committed_at, summary "
+            f"from {table}.snapshots order by committed_at desc limit 1"
+        ).collect()
+    except Exception:  # e.g. the table does not exist yet: nothing to describe
+        return None
+    if not rows:
+        return None
+    row = rows[0]
+    summary = dict(row["summary"] or {})
+    counts = ", ".join(
+        f"{label} {summary[key]}"
+        for key, label in (
+            ("added-records", "rows added"),
+            ("deleted-records", "rows deleted"),
+            ("total-records", "rows in total"),
+        )
+        if key in summary
+    )
+    committed = row["committed_at"]
+    when = committed.strftime("%Y-%m-%d %H:%M:%S") if hasattr(committed, "strftime") else committed
+    return (
+        f"snapshot {row['snapshot_id']} ({row['operation']}, committed {when} UTC"
+        + (f"; {counts}" if counts else "")
+        + ")"
+    )
+
+
+def commit_conflict_message(spark: Any, statement: str, text: str, retries: int) -> str:
+    """Which table lost the race, what the other writer committed, and what to do."""
+    table = write_target(statement)
+    first = text.splitlines()[0] if text else "CommitFailedException"
+    lines = [
+        f"Commit conflict on table {table or '(unknown)'}: another writer committed to it "
+        f"first, and {retries} retries also lost the race. This statement changed nothing."
+    ]
+    other = latest_snapshot(spark, table) if table else None
+    if other:
+        lines.append(f"The other writer's commit is the table's latest: {other}.")
+    else:
+        ids = _SNAPSHOT_IDS.search(text)
+        if ids:
+            lines.append(
+                f"The other writer moved the table from snapshot {ids.group(1)} to {ids.group(2)}."
+            )
+    lines.append(
+        "Fix: run the model again (it rebuilds from the table as it now is); if writers "
+        "collide often, run them one after another, or raise `commit_retries` in the profile."
+    )
+    lines.append(f"Iceberg said: {first}")
+    lines.append(f"Statement: {statement[:300]}")
+    return "\n".join(lines)

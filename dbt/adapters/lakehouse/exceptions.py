@@ -5,6 +5,8 @@ Every message says what is wrong, what was given, and what is accepted; none car
 
 from __future__ import annotations
 
+import re
+
 from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
 
 
@@ -97,3 +99,122 @@ def is_views_unsupported(text: str) -> bool:
 
 def is_commit_conflict(text: str) -> bool:
     return any(marker in text for marker in _COMMIT_CONFLICT)
+
+
+# --- what an engine error means for the user ---------------------------------------------------
+# s3a reports a refused request as `AccessDeniedException: <path>: <operation> on <path>: ...`;
+# its operation names are Hadoop's, so they are translated to the S3 actions an IAM policy grants.
+_S3A_DENIED = re.compile(
+    r"AccessDeniedException: (?P<path>s3a?://[^\s:]+)(?::\s*(?P<op>[^:]+?) on s3a?://[^\s:]+)?:"
+)
+_S3_ERROR_CODE = re.compile(r"Error Code: (?P<code>[^;)]+)")
+_S3_PATH = re.compile(r"s3a?://[^\s:,;)'\"]+")
+_S3A_OPERATIONS = (
+    (("getfilestatus", "innergetfilestatus", "headobject", "head"), "s3:GetObject / s3:ListBucket"),
+    (("list", "listobjects", "liststatus", "listfiles"), "s3:ListBucket"),
+    (("put", "writing", "upload", "multipart", "mkdirs", "create"), "s3:PutObject"),
+    (("delete", "remove"), "s3:DeleteObject"),
+    (("copy", "rename"), "s3:GetObject + s3:PutObject"),
+    (("open", "read", "get", "reopen", "lazyseek", "seek"), "s3:GetObject"),
+)
+_CONNECT_FAILED = re.compile(r"Connect to (?P<target>\S+) (?:\[[^\]]*\] )?failed: (?P<why>[^\n]+)")
+_REST_UNREACHABLE = (
+    "HttpHostConnectException",
+    "ConnectException",
+    "ConnectTimeoutException",
+    "SocketTimeoutException",
+    "UnknownHostException",
+    "NoRouteToHostException",
+)
+
+
+def s3_action_for(operation: str | None) -> str:
+    """The IAM action behind an s3a operation name (`getFileStatus`, `PUT 0-byte object`)."""
+    words = (operation or "").lower()
+    for keys, action in _S3A_OPERATIONS:
+        if any(key in words for key in keys):
+            return action
+    return f"the S3 request behind s3a's {operation!r}" if operation else "an S3 request"
+
+
+def explain_engine_error(text: str, catalog_uri: str | None = None) -> str | None:
+    """A first line that says what went wrong and the fix, for errors a user can act on.
+
+    `catalog_uri` (already free of credentials) names the REST catalog when the engine's text
+    only gives a host. None when the text is not one of these errors.
+    """
+    if "Status Code: 403" in text or "AccessDeniedException" in text:
+        return _explain_s3_denied(text)
+    if "NotAuthorizedException" in text:
+        where = f" at {catalog_uri}" if catalog_uri else ""
+        said = _after(text, "NotAuthorizedException:", "Not authorized:")
+        return (
+            f"The Iceberg REST catalog{where} rejected the token (401 NotAuthorized: {said}). "
+            "Fix: set secrets.apikey in the depot (or LAKEHOUSE_APIKEY) to a valid, unexpired "
+            "API key for this catalog; `dbt debug` checks it."
+        )
+    if "org.apache.iceberg.exceptions.ForbiddenException" in text:
+        where = f" at {catalog_uri}" if catalog_uri else ""
+        said = _after(text, "ForbiddenException:", "Forbidden:")
+        return (
+            f"The Iceberg REST catalog{where} accepted the token but refused the operation "
+            f"(403 Forbidden: {said}). Fix: grant this API key the privilege on the namespace "
+            "or table, or use a key that has it."
+        )
+    if "RESTException" in text and any(marker in text for marker in _REST_UNREACHABLE):
+        match = _CONNECT_FAILED.search(text)
+        target = catalog_uri or (match.group("target") if match else "its uri")
+        why = match.group("why").strip() if match else _reason_of(text)
+        return (
+            f"The Iceberg REST catalog at {target} is unreachable ({why}). Fix: start the "
+            "catalog or correct catalog.uri in the depot (or METASTORE_URL); `dbt debug` "
+            "checks it."
+        )
+    return None
+
+
+def _explain_s3_denied(text: str) -> str:
+    denied = _S3A_DENIED.search(text)
+    path = denied.group("path") if denied else None
+    if path is None:
+        found = _S3_PATH.search(text)
+        path = found.group(0) if found else None
+    action = s3_action_for(denied.group("op") if denied else None)
+    code_match = _S3_ERROR_CODE.search(text)
+    code = code_match.group("code").strip() if code_match else "403"
+    on = f" on {path}" if path else ""
+    if "SignatureDoesNotMatch" in code:
+        why = "the secret key does not match the access key"
+        fix = "correct secrets.aws_secret_key in the depot (or AWS_SECRET_ACCESS_KEY)"
+    elif "InvalidAccessKeyId" in code:
+        why = "the access key is unknown to the store"
+        fix = "correct secrets.aws_access_key in the depot (or AWS_ACCESS_KEY_ID)"
+    elif "AccessDenied" in code:
+        why = "the credentials lack the permission"
+        fix = f"grant {action} on that prefix to these credentials"
+    else:
+        # A HEAD request's 403 carries no reason: wrong keys and a missing grant look alike.
+        why = "the keys are wrong or lack the permission (S3 gives no reason for this request)"
+        fix = (
+            f"check the depot's aws_access_key / aws_secret_key, and that they are granted "
+            f"{action} on that prefix; `dbt debug` tells which"
+        )
+    return f"S3 denied {action}{on} (403 {code}): {why}. Fix: {fix}."
+
+
+def _after(text: str, marker: str, redundant: str) -> str:
+    """The engine's reason after `marker`, without Iceberg's repeat of the exception's name."""
+    line = text.split(marker, 1)[1].strip().splitlines()[0] if marker in text else ""
+    line = line.removeprefix(redundant).strip()
+    return line[:200] or "no reason given"
+
+
+def _reason_of(text: str) -> str:
+    lowered = text.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timed out"
+    if "unknownhost" in lowered:
+        return "unknown host"
+    return "no connection"

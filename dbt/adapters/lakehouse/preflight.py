@@ -5,7 +5,7 @@ with what is wrong and the fix: for S3 storage (with boto3) the bucket exists an
 region is the configured one, and the credentials may list, write and delete under the prefix
 (a tiny probe object, removed again); for a REST catalog, `GET <uri>/v1/config` answers and
 accepts the bearer token. The S3 client and the HTTP call are injected, so the checks are tested
-without the outside world. No secret reaches a message: every text passes `_scrub`.
+without the outside world. No secret reaches a message: every text passes `scrub`.
 """
 
 from __future__ import annotations
@@ -99,15 +99,15 @@ def run_preflight(
 ) -> PreflightReport:
     """Every check that applies to `depot`; problems are collected, not raised one by one."""
     report = PreflightReport()
-    secret_values = _secret_values(depot)
+    hidden = secret_values(depot)
     if isinstance(depot.storage, S3Storage):
         S3Checks(depot.storage, depot.secrets, s3_client_factory, timeout, report).run()
     if depot.catalog.type == "rest":
         check_rest_catalog(
             depot.catalog, depot.storage.warehouse_uri, depot.secrets, http_get, timeout, report
         )
-    report.passed = [_scrub(line, secret_values) for line in report.passed]
-    report.problems = [_scrub(line, secret_values) for line in report.problems]
+    report.passed = [scrub(line, hidden) for line in report.passed]
+    report.problems = [scrub(line, hidden) for line in report.problems]
     return report
 
 
@@ -402,16 +402,18 @@ def _reveal(secret: Secret | None) -> str | None:
     return secret.reveal() if secret else None
 
 
-def _secret_values(depot: Depot) -> list[str]:
+def secret_values(depot: Depot) -> list[str]:
+    """Every credential the depot holds, for `scrub`."""
     held = (getattr(depot.secrets, f.name) for f in fields(depot.secrets))
     values = [s.reveal() for s in held if isinstance(s, Secret) and s]
     values += [v for k, v in depot.catalog.properties.items() if is_secret_key(k) and v]
     return values
 
 
-def _scrub(text: str, secret_values: list[str]) -> str:
+def scrub(text: str, values: list[str]) -> str:
+    """`text` with each of `values` replaced by ****."""
     # Longest first, so a secret containing another is masked whole.
-    for value in sorted(secret_values, key=len, reverse=True):
+    for value in sorted(values, key=len, reverse=True):
         if len(value) >= 4:
             text = text.replace(value, "****")
     return text
