@@ -1,19 +1,48 @@
 """Test-wide setup: the functional profile switch and one lakehouse per test process.
 
-`--profile local` (default) runs against the embedded lakehouse; every dbt invocation in the
-process shares one SparkSession, so the warehouse folder is per process, not per test.
+Profiles (`--profile`, or LAKEHOUSE_TEST_PROFILE):
+- `local` (default): the embedded lakehouse, a folder on disk with an H2-backed catalog.
+- `s3_rest`: a real depot through the real depots-file path (`depot: dataos://test-s3-rest`):
+  Iceberg tables on S3 (a moto server) registered in an Iceberg REST catalog (the test server
+  in tests/functional/infra/) that requires the depot's `apikey` as its bearer token.
+Every dbt invocation in a process shares one SparkSession, so the lakehouse is per process
+(per xdist worker: each worker starts its own servers), not per test.
+
+Fixtures other tests may use (stable names; servers start on first use, on any profile, bind
+127.0.0.1 on free ports, and stop at the end of the session):
+- `s3_server`: `.endpoint` (http URL), `.bucket` (already created), `.access_key`,
+  `.secret_key`, `.region`, `.client(**overrides)` (a boto3 S3 client; pass e.g.
+  `aws_secret_access_key="wrong"` to get one with bad keys), `.log_path`, `.port`.
+- `rest_catalog`: `.uri`, `.token` (the only bearer token it accepts), `.warehouse`
+  (`s3://<bucket>/warehouse`), `.log_path` (access log: `METHOD /path STATUS` per request),
+  `.status_counts()` ({http status: count}), `.port`.
+- `s3_rest_depots_file`: the depots file the `s3_rest` profile uses; its depot
+  `test-s3-rest` reads the secrets from the env variables in `S3_REST_SECRET_ENV`, which
+  the fixture sets (child dbt processes inherit them).
+- `dbt_profile_target`: the profile target for the chosen profile.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from functional.infra.servers import RestCatalog, S3Server
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
-PROFILES = ("local",)
+PROFILES = ("local", "s3_rest")
+S3_REST_DEPOT = "test-s3-rest"
+S3_REST_PREFIX = "warehouse"
+# Test-only names, so tests that unset METASTORE_URL / LAKEHOUSE_APIKEY / AWS_* stay unaffected.
+S3_REST_SECRET_ENV = {
+    "aws_access_key": "LAKEHOUSE_TEST_S3_ACCESS_KEY",
+    "aws_secret_key": "LAKEHOUSE_TEST_S3_SECRET_KEY",
+    "apikey": "LAKEHOUSE_TEST_REST_TOKEN",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -58,14 +87,73 @@ def lakehouse_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def s3_server(lakehouse_root: Path) -> Any:
+    server = S3Server(lakehouse_root / "servers").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def rest_catalog(s3_server: S3Server, lakehouse_root: Path) -> Any:
+    catalog = RestCatalog(
+        s3=s3_server,
+        log_dir=lakehouse_root / "servers",
+        warehouse=f"s3://{s3_server.bucket}/{S3_REST_PREFIX}",
+    ).start()
+    yield catalog
+    catalog.stop()
+
+
+def _env_var_template(name: str) -> str:
+    return "{{ env_var('" + name + "') }}"
+
+
+@pytest.fixture(scope="session")
+def s3_rest_depots_file(
+    s3_server: S3Server, rest_catalog: RestCatalog, lakehouse_root: Path
+) -> Path:
+    os.environ[S3_REST_SECRET_ENV["aws_access_key"]] = s3_server.access_key
+    os.environ[S3_REST_SECRET_ENV["aws_secret_key"]] = s3_server.secret_key
+    os.environ[S3_REST_SECRET_ENV["apikey"]] = rest_catalog.token
+    depot = {
+        "type": "lakehouse",
+        "spec": {
+            "storageType": "s3",
+            "s3": {
+                "bucket": s3_server.bucket,
+                "relativePath": f"{S3_REST_PREFIX}/",
+                "region": s3_server.region,
+                "endpoint": s3_server.endpoint,
+            },
+        },
+        "catalog": {"type": "rest", "uri": rest_catalog.uri},
+        # Rendered by the adapter's depots-file templating, as a user's file would be.
+        "secrets": {key: _env_var_template(name) for key, name in S3_REST_SECRET_ENV.items()},
+    }
+    path = lakehouse_root / "depots.yml"
+    path.write_text(yaml.safe_dump({"depots": {S3_REST_DEPOT: depot}}, sort_keys=False))
+    return path
+
+
 @pytest.fixture(scope="class")
 def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> dict:
     profile = request.config.getoption("--profile")
+    spark = {"master": "local[2]", "driver_memory": "2g"}
     if profile == "local":
         return {
             "type": "lakehouse",
             "threads": 4,
             "warehouse": str(lakehouse_root / "warehouse"),
-            "spark": {"master": "local[2]", "driver_memory": "2g"},
+            "spark": spark,
+        }
+    if profile == "s3_rest":
+        depots_file = request.getfixturevalue("s3_rest_depots_file")
+        return {
+            "type": "lakehouse",
+            "threads": 4,
+            "depot": f"dataos://{S3_REST_DEPOT}",
+            "depots_file": str(depots_file),
+            "spark": spark,
         }
     raise pytest.UsageError(f"unknown profile {profile}")
