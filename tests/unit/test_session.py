@@ -1,0 +1,91 @@
+"""The session's spec: what a profile turns into before any JVM starts, and the Java check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
+from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.session import _Engine, engine_spec
+
+
+@pytest.fixture
+def jar_env(tmp_path: Path) -> dict[str, str]:
+    """Jar overrides pointing at files that exist, so no fetch and no wheel lookup happens."""
+    iceberg = tmp_path / "iceberg.jar"
+    h2 = tmp_path / "h2.jar"
+    iceberg.write_bytes(b"jar")
+    h2.write_bytes(b"jar")
+    return {"LAKEHOUSE_ICEBERG_JAR": str(iceberg), "LAKEHOUSE_H2_JAR": str(h2)}
+
+
+def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
+    return LakehouseCredentials(
+        schema="analytics", warehouse=str(tmp_path / "wh"), spark=SparkOptions(**spark)
+    )
+
+
+def test_embedded_spec(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in jar_env.items():
+        monkeypatch.setenv(key, value)
+    spec = engine_spec(creds(tmp_path), env=jar_env)
+    conf = dict(spec.conf)
+    assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
+    assert conf["spark.sql.defaultCatalog"] == "lakehouse"
+    assert conf["spark.sql.catalog.lakehouse.warehouse"] == f"file:{tmp_path / 'wh'}"
+    assert conf["spark.sql.catalog.lakehouse.uri"].startswith("jdbc:h2:file:")
+    assert conf["spark.jars"] == f"{jar_env['LAKEHOUSE_H2_JAR']},{jar_env['LAKEHOUSE_ICEBERG_JAR']}"
+    # Local mode binds loopback only, and Spark's console goes to our log4j config.
+    assert conf["spark.driver.bindAddress"] == "127.0.0.1"
+    assert "-Dh2.bindAddress=127.0.0.1" in conf["spark.driver.extraJavaOptions"]
+    assert "log4j.configurationFile" in conf["spark.driver.extraJavaOptions"]
+    assert (tmp_path / "wh").is_dir()
+
+
+def test_same_profile_same_spec_so_one_session(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in jar_env.items():
+        monkeypatch.setenv(key, value)
+    first = engine_spec(creds(tmp_path), env=jar_env)
+    assert engine_spec(creds(tmp_path), env=jar_env) == first
+    changed = engine_spec(creds(tmp_path, master="local[1]"), env=jar_env)
+    assert changed != first
+    assert changed.fingerprint != first.fingerprint
+
+
+def test_user_conf_wins_and_keeps_our_java_options(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in jar_env.items():
+        monkeypatch.setenv(key, value)
+    spec = engine_spec(
+        creds(
+            tmp_path,
+            conf={"spark.sql.shuffle.partitions": "3", "spark.driver.extraJavaOptions": "-Dx=1"},
+        ),
+        env=jar_env,
+    )
+    conf = dict(spec.conf)
+    assert conf["spark.sql.shuffle.partitions"] == "3"
+    assert conf["spark.driver.extraJavaOptions"].endswith("-Dx=1")
+    assert "log4j.configurationFile" in conf["spark.driver.extraJavaOptions"]
+
+
+def test_missing_java_says_how_to_fix_it(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in jar_env.items():
+        monkeypatch.setenv(key, value)
+    spec = engine_spec(creds(tmp_path), env=jar_env)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(EngineSetupError) as caught:
+        _Engine()._start(spec)
+    text = str(caught.value)
+    assert "no `java` was found on PATH or in JAVA_HOME" in text
+    assert "apt-get install openjdk-17-jre-headless" in text
