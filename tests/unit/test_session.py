@@ -12,13 +12,17 @@ from dbt.adapters.lakehouse.session import _Engine, engine_spec
 
 
 @pytest.fixture
-def jar_env(tmp_path: Path) -> dict[str, str]:
+def jar_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Jar overrides pointing at files that exist, so no fetch and no wheel lookup happens."""
-    iceberg = tmp_path / "iceberg.jar"
-    h2 = tmp_path / "h2.jar"
-    iceberg.write_bytes(b"jar")
-    h2.write_bytes(b"jar")
-    return {"LAKEHOUSE_ICEBERG_JAR": str(iceberg), "LAKEHOUSE_H2_JAR": str(h2)}
+    env = {}
+    for variable, name in (
+        ("LAKEHOUSE_ICEBERG_JAR", "iceberg.jar"),
+        ("LAKEHOUSE_H2_JAR", "h2.jar"),
+    ):
+        (tmp_path / name).write_bytes(b"jar")
+        env[variable] = str(tmp_path / name)
+        monkeypatch.setenv(variable, env[variable])
+    return env
 
 
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
@@ -27,11 +31,7 @@ def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
     )
 
 
-def test_embedded_spec(
-    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key, value in jar_env.items():
-        monkeypatch.setenv(key, value)
+def test_embedded_spec(tmp_path: Path, jar_env: dict[str, str]) -> None:
     spec = engine_spec(creds(tmp_path), env=jar_env)
     conf = dict(spec.conf)
     assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
@@ -46,11 +46,7 @@ def test_embedded_spec(
     assert (tmp_path / "wh").is_dir()
 
 
-def test_same_profile_same_spec_so_one_session(
-    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key, value in jar_env.items():
-        monkeypatch.setenv(key, value)
+def test_same_profile_same_spec_so_one_session(tmp_path: Path, jar_env: dict[str, str]) -> None:
     first = engine_spec(creds(tmp_path), env=jar_env)
     assert engine_spec(creds(tmp_path), env=jar_env) == first
     changed = engine_spec(creds(tmp_path, master="local[1]"), env=jar_env)
@@ -58,11 +54,7 @@ def test_same_profile_same_spec_so_one_session(
     assert changed.fingerprint != first.fingerprint
 
 
-def test_user_conf_wins_and_keeps_our_java_options(
-    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key, value in jar_env.items():
-        monkeypatch.setenv(key, value)
+def test_user_conf_wins_and_keeps_our_java_options(tmp_path: Path, jar_env: dict[str, str]) -> None:
     spec = engine_spec(
         creds(
             tmp_path,
@@ -79,8 +71,6 @@ def test_user_conf_wins_and_keeps_our_java_options(
 def test_missing_java_says_how_to_fix_it(
     tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key, value in jar_env.items():
-        monkeypatch.setenv(key, value)
     spec = engine_spec(creds(tmp_path), env=jar_env)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
