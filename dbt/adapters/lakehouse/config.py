@@ -1,7 +1,8 @@
 """Model configs this adapter understands, beyond dbt's own.
 
 `AdapterConfig` declares keys; values are validated where they are used (partition_by in
-`partitioning.py`, before anything is written; the others in the materialization macros).
+`partitioning.py`, before anything is written; the incremental keys in `incremental.py`, called
+from the incremental materialization before any SQL runs).
 """
 
 from __future__ import annotations
@@ -21,8 +22,21 @@ class LakehouseConfig(AdapterConfig):
         {'write.merge.mode': 'merge-on-read'}; values are rendered as strings.
     write_order_by: columns or expressions for ALTER TABLE ... WRITE ORDERED BY, applied
         after each table build so later writes are sorted.
-    merge_update_columns / merge_exclude_columns: the columns a `merge` updates (dbt standard).
-    incremental_predicates: extra conditions on the merge join (dbt standard).
+    unique_key: (dbt standard) a column name or a list of column names; required by `merge`
+        and `delete+insert`. Keys match null-safely (`<=>`): a NULL key is a value.
+    merge_update_columns / merge_exclude_columns: list[str]; the columns a `merge` updates on
+        matched rows (dbt standard; at most one of the two).
+    incremental_predicates: list[str]; extra SQL conditions on the target rows a `merge` or
+        `delete+insert` may touch (dbt standard; `merge` predicates may qualify columns with
+        DBT_INTERNAL_DEST / DBT_INTERNAL_SOURCE, `delete+insert` predicates see target columns
+        only).
+    delete_condition: str; `merge` only. A SQL predicate on the source row, e.g. "op = 'd'".
+        A matched target row whose source row meets it is deleted; an unmatched source row that
+        meets it is not inserted (CDC). NULL counts as "not a delete".
+    latest_by: str or list[str]; `merge` only. Columns or expressions ordering several source
+        rows for one key: the greatest wins (NULLs lose), later entries break ties, then the
+        remaining columns in model order, greatest first. Without it, a batch that repeats a
+        key fails naming the model and the key value.
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
@@ -31,3 +45,5 @@ class LakehouseConfig(AdapterConfig):
     merge_update_columns: list[str] | None = None
     merge_exclude_columns: list[str] | None = None
     incremental_predicates: list[str] | None = None
+    delete_condition: str | None = None
+    latest_by: list[str] | str | None = None

@@ -4,6 +4,8 @@ One statement per `spark.sql` call (a batch is split on `;` outside quotes). Res
 collected on fetch, so a DDL or DML statement runs exactly once, at `execute`. A statement that
 loses an Iceberg commit race to another writer is run again with backoff: the failed attempt
 committed nothing, so a re-run cannot double-apply.
+A statement may carry Spark confs scoped to it alone (`-- lakehouse:conf k=v` lines); those
+statements run one at a time, since the session and its conf are shared by all dbt threads.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import decimal
 import json
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,6 +70,18 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+# A statement may carry Spark SQL confs that hold for it alone, one per line:
+#   -- lakehouse:conf spark.sql.sources.partitionOverwriteMode=dynamic
+# Every statement carrying one runs under this process-wide lock.
+SCOPED_CONF_LOCK = threading.Lock()
+_SCOPED_CONF_LINE = re.compile(r"^\s*--\s*lakehouse:conf\s+([\w.\-]+)\s*=\s*(\S+)\s*$", re.M)
+
+
+def statement_conf(statement: str) -> dict[str, str]:
+    """The statement-scoped confs a statement asks for (see SCOPED_CONF_LOCK)."""
+    return dict(_SCOPED_CONF_LINE.findall(statement))
+
+
 class LakehouseCursor:
     def __init__(
         self,
@@ -110,7 +125,7 @@ class LakehouseCursor:
                 self._spark.sparkContext.setJobGroup(
                     self._job_group, "dbt-lakehouse", interruptOnCancel=True
                 )
-                return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
+                return self._sql(statement, args)
             except Exception as exc:
                 text = engine_error_text(exc)
                 if not is_commit_conflict(text):
@@ -126,6 +141,26 @@ class LakehouseCursor:
                     f"in {delay:.2f}s: {text.splitlines()[0]}"
                 )
                 self._sleep(delay)
+
+    def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
+        scoped = statement_conf(statement)
+        if not scoped:
+            return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
+        # The conf is session-wide and every dbt thread shares the session: hold the lock from
+        # setting it until the statement has run (DML runs eagerly inside spark.sql), so no
+        # other scoped statement sees or changes it meanwhile.
+        with SCOPED_CONF_LOCK:
+            previous = {key: self._spark.conf.get(key, None) for key in scoped}
+            try:
+                for key, value in scoped.items():
+                    self._spark.conf.set(key, value)
+                return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
+            finally:
+                for key, value in previous.items():
+                    if value is None:
+                        self._spark.conf.unset(key)
+                    else:
+                        self._spark.conf.set(key, value)
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:

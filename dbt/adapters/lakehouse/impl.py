@@ -33,7 +33,13 @@ from dbt.adapters.lakehouse.exceptions import (
     is_relation_missing,
     is_views_unsupported,
 )
-from dbt.adapters.lakehouse.incremental import resolve_incremental_strategy
+from dbt.adapters.lakehouse.incremental import (
+    TypeChange,
+    iceberg_type,
+    plan_type_changes,
+    resolve_incremental_strategy,
+    validate_incremental_config,
+)
 from dbt.adapters.lakehouse.partitioning import (
     parse_partition_by,
     render_partition_clause,
@@ -70,7 +76,7 @@ class LakehouseAdapter(SparkAdapter):
         return "string"
 
     def valid_incremental_strategies(self) -> list[str]:
-        return ["append", "merge", "replace"]
+        return ["append", "merge", "replace", "insert_overwrite", "delete+insert", "microbatch"]
 
     @available
     def resolve_incremental_strategy(
@@ -89,6 +95,50 @@ class LakehouseAdapter(SparkAdapter):
             builtin=self.builtin_incremental_strategies(),
             custom_macros=custom_macros,
         )
+
+    @available
+    def validate_incremental_config(
+        self, model_name: str, strategy: str, config: dict[str, Any]
+    ) -> str:
+        """Check the model's incremental configs against its strategy (all problems at once)."""
+        validate_incremental_config(
+            model_name, strategy, config, builtin=self.valid_incremental_strategies()
+        )
+        return ""
+
+    @available
+    def plan_column_type_changes(
+        self, model_name: str, changes: list[dict[str, str]]
+    ) -> list[dict[str, str]]:
+        """The type widenings Iceberg can apply in place; an error naming any other change."""
+        planned = plan_type_changes(
+            model_name,
+            [TypeChange(c["column_name"], c["old_type"], c["new_type"]) for c in changes],
+        )
+        return [
+            {"column_name": c.column, "old_type": c.old_type, "new_type": c.new_type}
+            for c in planned
+        ]
+
+    @available
+    def iceberg_type(self, spark_type: str) -> str:
+        return iceberg_type(spark_type)
+
+    @available
+    def partition_transforms(self, relation: BaseRelation) -> list[str]:
+        """The table's current Iceberg partition fields (e.g. ['days(ts)']); [] if unpartitioned."""
+        rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
+        fields: list[str] = []
+        in_partitioning = False
+        for row in rows:
+            name = (row[0] or "").strip()
+            if name == "# Partitioning":
+                in_partitioning = True
+            elif in_partitioning and name.startswith("Part "):
+                fields.append(str(row[1]).strip())
+            elif in_partitioning:
+                break
+        return fields
 
     # ---- relations -------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 {% macro lakehouse__alter_relation_add_remove_columns(relation, add_columns, remove_columns) %}
-  {#- Iceberg evolves schemas in metadata: adding and dropping columns rewrites no data. -#}
+  {#- Iceberg evolves schemas in metadata: adding and dropping columns rewrites no data. All
+      drops go in one statement (one commit). -#}
   {% if add_columns %}
     {% call statement('add_columns') %}
       alter table {{ relation }} add columns (
@@ -9,11 +10,19 @@
       )
     {% endcall %}
   {% endif %}
-  {% for column in remove_columns or [] %}
-    {% call statement('drop_column') %}
-      alter table {{ relation }} drop column {{ column.quoted }}
+  {% if remove_columns %}
+    {% call statement('drop_columns') %}
+      alter table {{ relation }} drop columns ({{ remove_columns | map(attribute='quoted') | join(', ') }})
     {% endcall %}
-  {% endfor %}
+  {% endif %}
+{% endmacro %}
+
+{% macro lakehouse__alter_column_type(relation, column_name, new_column_type) %}
+  {#- Iceberg type promotion in place (int to bigint, float to double, decimal precision up);
+      callers check the change first (adapter.plan_column_type_changes). -#}
+  {% call statement('alter_column_type') %}
+    alter table {{ relation }} alter column {{ adapter.quote(column_name) }} type {{ new_column_type }}
+  {% endcall %}
 {% endmacro %}
 
 {% macro lakehouse__alter_column_comment(relation, column_dict) %}

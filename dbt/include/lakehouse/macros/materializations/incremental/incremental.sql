@@ -1,7 +1,8 @@
 {% materialization incremental, adapter='lakehouse', supported_languages=['sql'] -%}
   {#- First run, --full-refresh, or a view in the way: CREATE OR REPLACE TABLE (atomic, history
-      kept). Otherwise the new rows become a temporary view and the strategy's one statement
-      (one Iceberg commit) applies them. Everything is validated before any SQL runs. -#}
+      kept; never drop-then-create). Otherwise the new rows become a temporary view and the
+      strategy's one statement (one Iceberg commit) applies them. Everything is validated
+      before any SQL runs. -#}
   {%- set unique_key = config.get('unique_key') -%}
   {%- set strategy = lakehouse_validate_incremental_strategy(config.get('incremental_strategy'), unique_key) -%}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
@@ -10,10 +11,19 @@
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set tmp_relation = make_temp_relation(this) -%}
+  {%- set incremental_run = existing_relation is not none and not existing_relation.is_view and not full_refresh_mode -%}
+  {#- Strategies that read the new rows more than once (a key check, a key list, Iceberg's
+      file filter) cache them, so the model's query runs once and every read sees the same
+      rows. -#}
+  {%- set cache_source = strategy in ['merge', 'delete+insert'] -%}
+
+  {%- if incremental_run -%}
+    {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is none or existing_relation.is_view or full_refresh_mode -%}
+  {%- if not incremental_run -%}
     {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {% do adapter.drop_relation(existing_relation) %}
@@ -27,6 +37,14 @@
     {%- set dest_columns = process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
     {%- if not dest_columns -%}
       {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
+    {%- endif -%}
+    {%- if cache_source -%}
+      {%- call statement('cache_tmp_relation') -%}
+        cache table {{ tmp_relation }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- if strategy == 'merge' and not config.get('latest_by') -%}
+      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key) -%}
     {%- endif -%}
     {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
     {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}
@@ -42,7 +60,12 @@
     {{ build_sql }}
   {%- endcall -%}
 
-  {%- if existing_relation is not none and not existing_relation.is_view and not full_refresh_mode -%}
+  {%- if incremental_run -%}
+    {%- if cache_source -%}
+      {%- call statement('uncache_tmp_relation') -%}
+        uncache table if exists {{ tmp_relation }}
+      {%- endcall -%}
+    {%- endif -%}
     {% do adapter.drop_temp_view(tmp_relation.identifier) %}
   {%- endif -%}
 

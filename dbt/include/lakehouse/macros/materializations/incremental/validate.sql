@@ -1,11 +1,28 @@
 {% macro lakehouse_validate_incremental_strategy(raw_strategy, unique_key) %}
   {#- Precedence: an explicit incremental_strategy wins; without one, `merge` when a unique_key
       is set, else `append`. A name outside the built-in list is accepted only when the project
-      defines its macro get_incremental_<name>_sql (a custom strategy). -#}
+      defines its macro get_incremental_<name>_sql (a custom strategy). The strategy's configs
+      are then checked together, all problems reported at once, before any SQL runs. -#}
   {%- set custom = [] -%}
   {%- if raw_strategy -%}
     {%- set macro_name = 'get_incremental_' ~ (raw_strategy | replace('+', '_')) ~ '_sql' -%}
     {%- if context.get(macro_name) is not none -%}{%- do custom.append(macro_name) -%}{%- endif -%}
   {%- endif -%}
-  {{ return(adapter.resolve_incremental_strategy(raw_strategy, unique_key, model.name, custom)) }}
+  {%- set strategy = adapter.resolve_incremental_strategy(raw_strategy, unique_key, model.name, custom) -%}
+  {%- set checked = {} -%}
+  {%- for key in ['unique_key', 'merge_update_columns', 'merge_exclude_columns', 'delete_condition',
+                  'latest_by', 'partition_by', 'on_schema_change', 'event_time'] -%}
+    {%- do checked.update({key: config.get(key)}) -%}
+  {%- endfor -%}
+  {%- do checked.update({'incremental_predicates': config.get('predicates') or config.get('incremental_predicates')}) -%}
+  {%- do adapter.validate_incremental_config(model.name, strategy, checked) -%}
+  {{ return(strategy) }}
+{% endmacro %}
+
+{% macro lakehouse_validate_incremental_target(strategy, existing_relation) %}
+  {#- What only the existing table can tell: insert_overwrite on a table whose current spec is
+      unpartitioned would replace it whole (partition_by is applied at creation). -#}
+  {%- if strategy == 'insert_overwrite' and not adapter.partition_transforms(existing_relation) -%}
+    {{ exceptions.raise_compiler_error("incremental_strategy 'insert_overwrite' replaces the partitions present in the new rows, but table " ~ existing_relation ~ " of model '" ~ model.name ~ "' is unpartitioned (it was created before partition_by was set), so the whole table would be replaced. Run `dbt run --full-refresh -s " ~ model.name ~ "` to create it with partition_by, or use incremental_strategy 'replace' to replace the whole table on purpose. Nothing was written.") }}
+  {%- endif -%}
 {% endmacro %}

@@ -1,0 +1,30 @@
+"""dbt's incremental suites beyond the unique-key and exclude-columns ones (in test_basic.py):
+incremental predicates with delete+insert, on_schema_change, and microbatch.
+"""
+
+from __future__ import annotations
+
+import pytest
+from dbt.tests.adapter.incremental.test_incremental_microbatch import BaseMicrobatch
+from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
+    BaseIncrementalOnSchemaChange,
+)
+from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
+
+
+class TestIncrementalPredicatesDeleteInsert(BaseIncrementalPredicates):
+    pass
+
+
+class TestPredicatesDeleteInsert(BaseIncrementalPredicates):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+predicates": ["id != 2"], "+incremental_strategy": "delete+insert"}}
+
+
+class TestIncrementalOnSchemaChange(BaseIncrementalOnSchemaChange):
+    pass
+
+
+class TestMicrobatch(BaseMicrobatch):
+    pass
