@@ -58,7 +58,9 @@ CONFLICT = (
 def test_head_403_names_action_prefix_and_both_causes() -> None:
     text = explain_engine_error(HEAD_403)
     assert text is not None
-    assert text.startswith("S3 denied s3:GetObject / s3:ListBucket on s3://bkt/wh/s (403 ")
+    assert text.startswith(
+        "S3 denied s3:GetObject / s3:ListBucket on s3://bkt/wh/s (403 FORBIDDEN): "
+    )
     assert "the keys are wrong or lack the permission" in text
     assert "`dbt debug` tells which" in text
 

@@ -199,7 +199,8 @@ def _explain_s3_denied(text: str) -> str:
             f"check the depot's aws_access_key / aws_secret_key, and that they are granted "
             f"{action} on that prefix; `dbt debug` tells which"
         )
-    return f"S3 denied {action}{on} (403 {code}): {why}. Fix: {fix}."
+    status = code if code.startswith("403") else f"403 {code}"
+    return f"S3 denied {action}{on} ({status}): {why}. Fix: {fix}."
 
 
 def _after(text: str, marker: str, redundant: str) -> str:
