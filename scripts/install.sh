@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Installs everything dbt-lakehouse needs on a fresh machine, idempotently:
-#   Java (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
-#   tools, and the registry-sourced jars (checksummed, cached under ~/.cache/dbt-lakehouse).
+#   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
+#   tools, and the registry-sourced jars: H2 (Debian) and the S3 jars (hadoop-aws + AWS SDK
+#   bundle, from a PyPI sdist, ~190 MB), checksummed, cached under ~/.cache/dbt-lakehouse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${LAKEHOUSE_VENV:-.venv}
 
-if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
-  echo "==> installing Java 17 (Spark runs on the JVM)"
+# Spark runs on the JVM; the tests also compile their REST catalog server, so a JDK (javac).
+if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
+  echo "==> installing Java 17 (JDK: Spark runs on the JVM, the test catalog needs javac)"
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    $SUDO apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
   else
-    echo "Java 17 is required: install a JDK/JRE 17 and re-run." >&2
+    echo "A JDK 17 is required (java and javac): install one and re-run." >&2
     exit 1
   fi
 fi

@@ -145,7 +145,12 @@ def compiled_server(classpath: list[Path]) -> Path:
     target = cache_dir() / "rest-catalog" / digest.hexdigest()[:16]
     if (target / f"{MAIN_CLASS}.class").is_file():
         return target
-    javac = shutil.which("javac")
+    java_home = os.environ.get("JAVA_HOME")
+    javac = shutil.which("javac") or (
+        str(Path(java_home) / "bin" / "javac")
+        if java_home and (Path(java_home) / "bin" / "javac").is_file()
+        else None
+    )
     if javac is None:
         raise ServerError("javac is not on PATH: the REST catalog test server needs a JDK 17.")
     target.parent.mkdir(parents=True, exist_ok=True)
