@@ -357,6 +357,6 @@ def test_raise_lists_every_problem_under_the_depot_name() -> None:
     with pytest.raises(PreflightError) as info:
         report.raise_for_problems("dataos://lake")
     text = str(info.value)
-    assert "Preflight of depot dataos://lake found 2 problem(s):" in text
+    assert "Preflight of the depot (dataos://lake) found 2 problem(s):" in text
     assert "- Bucket 'lake-bucket' is in region us-west-2" in text
     assert "- The Iceberg REST catalog at http://127.0.0.1:9/catalog rejected the token" in text

@@ -363,7 +363,7 @@ class LakehouseAdapter(SparkAdapter):
         depot = resolve_profile_depot(self.config.credentials)  # type: ignore[arg-type]
         report = run_preflight(depot)
         for line in report.passed:
-            logger.info(f"Lakehouse preflight: {line}")
+            logger.info(f"preflight: {line}")
         report.raise_for_problems(self.config.credentials.depot_label)  # type: ignore[attr-defined]
         self.execute("select 1 as id")
 

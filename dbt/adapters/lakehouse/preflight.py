@@ -55,7 +55,8 @@ class PreflightReport:
             return
         bullets = "\n".join("- " + p.replace("\n", "\n  ") for p in self.problems)
         raise PreflightError(
-            f"Preflight of depot {depot_label} found {len(self.problems)} problem(s):\n{bullets}"
+            f"Preflight of the depot ({depot_label}) found {len(self.problems)} problem(s):\n"
+            f"{bullets}"
         )
 
 
