@@ -72,7 +72,7 @@ def engine_error_text(exc: BaseException) -> str:
     """The readable part of a Spark, Iceberg or Py4J error, without the JVM stack trace."""
     java_exception = getattr(exc, "java_exception", None)
     if java_exception is not None and type(exc).__name__ == "Py4JJavaError":
-        messages = []
+        messages: list[str] = []
         current = java_exception
         while current is not None and len(messages) < 4:
             text = str(current.toString())
