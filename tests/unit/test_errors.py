@@ -281,3 +281,16 @@ def test_non_conflicts_are_not_retried() -> None:
 )
 def test_write_target(statement: str, table: str | None) -> None:
     assert write_target(statement) == table
+
+
+def test_rest_connect_timeout_is_unreachable_too() -> None:
+    text = (
+        "org.apache.iceberg.exceptions.RESTException: Error occurred while processing GET request"
+        "\n  caused by: org.apache.iceberg.shaded.org.apache.hc.client5.http."
+        "ConnectTimeoutException: Connect to http://10.1.2.3:8181 [/10.1.2.3] failed: "
+        "Connect timed out"
+    )
+    explained = explain_engine_error(text) or ""
+    assert explained.startswith(
+        "The Iceberg REST catalog at http://10.1.2.3:8181 is unreachable (Connect timed out)."
+    )
