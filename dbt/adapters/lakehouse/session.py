@@ -41,7 +41,9 @@ _DEFAULT_CONF = {
     # No Hive metastore: the Iceberg catalog is the only persistent one (no metastore_db/).
     "spark.sql.catalogImplementation": "in-memory",
     "spark.sql.session.timeZone": "UTC",
-    # Static: INSERT OVERWRITE without a partition clause replaces the whole table (`replace`).
+    # Static: a user's INSERT OVERWRITE without a partition clause replaces the whole table. The
+    # `replace` and `insert_overwrite` strategies do not rely on it: each sets the mode for its
+    # own statement (cursor.py, statement-scoped conf).
     "spark.sql.sources.partitionOverwriteMode": "static",
     "spark.sql.legacy.createHiveTableByDefault": "false",
 }
