@@ -23,7 +23,11 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, resolve_depot
-from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.exceptions import (
+    EngineSetupError,
+    engine_error_text,
+    explain_engine_error,
+)
 from dbt.adapters.lakehouse.jars import resolve_jars
 from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
 
@@ -208,11 +212,14 @@ class _Engine:
         except Exception as exc:
             raise EngineSetupError(f"Spark did not start: {_first_line(exc)}") from exc
         spark.sparkContext.setLogLevel("ERROR")
-        for key, value in spec.secret_catalog_conf:
-            spark.conf.set(key, value)
         hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
         for key, value in spec.secret_hadoop_conf:
             hadoop_conf.set(key, value)
+        try:
+            _load_catalogs_with_secrets(spark, spec)
+        except Exception:
+            spark.stop()
+            raise
         return spark
 
     def _stop_session(self) -> None:
@@ -226,6 +233,37 @@ class _Engine:
     def stop(self) -> None:
         with self._lock:
             self._stop_session()
+
+
+def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
+    """Hand the catalogs their secrets, then take the secrets back out of the session.
+
+    Iceberg reads a catalog's options once, when Spark first loads it; the runtime conf would
+    otherwise keep a token readable through `spark.conf.get`. So the catalogs that have
+    secrets are loaded right here, and a catalog that cannot load (unreachable, token
+    rejected) fails the start with the reason, not some later statement.
+    """
+    if not spec.secret_catalog_conf:
+        return
+    conf = dict(spec.conf)
+    names = sorted({key.split(".")[3] for key, _ in spec.secret_catalog_conf})
+    for key, value in spec.secret_catalog_conf:
+        spark.conf.set(key, value)
+    try:
+        manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
+        for name in names:
+            try:
+                manager.catalog(name)
+            except Exception as exc:
+                text = engine_error_text(exc)
+                uri = conf.get(f"spark.sql.catalog.{name}.uri")
+                explained = explain_engine_error(text, uri) or text.splitlines()[0]
+                raise EngineSetupError(
+                    f"The Iceberg catalog '{name}' could not be loaded: {explained}"
+                ) from None
+    finally:
+        for key, _ in spec.secret_catalog_conf:
+            spark.conf.unset(key)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -93,18 +93,6 @@ class TestSecretsStayHidden:
         # The real searches found something: the logs are not empty.
         assert "good_model" in seen["logs/dbt.log"]
 
-    @pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=(
-            "session.py applies the REST token with spark.conf.set (so it stays out of SparkConf, "
-            "the UI and event logs) and leaves it there: spark.conf.get('spark.sql.catalog."
-            "<c>.token') returns it in clear; only SET redacts it. Proposed fix in session.py: "
-            "load the catalog once after setting the secret keys "
-            "(spark._jsparkSession.sessionState().catalogManager().catalog(name)), then "
-            "spark.conf.unset each secret key. Remove this mark when that lands."
-        ),
-    )
     def test_the_session_runtime_conf_holds_no_secret(
         self, project: Any, secret_values: dict[str, str]
     ) -> None:
