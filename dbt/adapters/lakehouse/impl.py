@@ -366,6 +366,8 @@ class LakehouseAdapter(SparkAdapter):
             logger.info(f"preflight: {line}")
         report.raise_for_problems(self.config.credentials.depot_label)  # type: ignore[attr-defined]
         self.execute("select 1 as id")
+        # Spark's own view of the catalog: it loads and answers a listing.
+        self.execute(f"show namespaces in {self.quote(self.config.credentials.database)}")
 
 
 __all__ = ["LakehouseAdapter", "LakehouseConfig", "AdapterConfig"]
