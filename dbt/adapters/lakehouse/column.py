@@ -7,10 +7,21 @@ from typing import Any
 
 from dbt.adapters.spark.column import SparkColumn
 
+_UNSIZED_STRING_TYPES = frozenset({"varchar", "char", "character", "character varying", "text"})
+
 
 @dataclass
 class LakehouseColumn(SparkColumn):
     comment: str | None = None
+
+    @classmethod
+    def translate_type(cls, dtype: str) -> str:
+        # Spark refuses VARCHAR/CHAR without a length; Iceberg stores every one as a string.
+        return "string" if dtype.strip().lower() in _UNSIZED_STRING_TYPES else dtype
+
+    @property
+    def data_type(self) -> str:
+        return self.translate_type(super().data_type)
 
     @property
     def quoted(self) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from dbt.adapters.base.relation import BaseRelation, Policy
+from dbt.adapters.contracts.relation import ComponentName
 from dbt_common.exceptions import CompilationError
 
 
@@ -36,6 +38,19 @@ class LakehouseRelation(BaseRelation):
     def quoted(self, identifier: str) -> str:
         # Backticks inside a name are escaped by doubling, as Spark SQL expects.
         return "`{}`".format(identifier.replace("`", "``"))
+
+    def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
+        # Iceberg catalogs keep a name's case and Spark does not fold it, so `MODEL` and `model`
+        # would be two tables. dbt folds unquoted names to lower case when it searches
+        # (quoting: false), so unquoted namespace and table names are written folded too.
+        for key, part in super()._render_iterator():
+            if (
+                part is not None
+                and key in (ComponentName.Schema, ComponentName.Identifier)
+                and not self.quote_policy.get_part(key)
+            ):
+                part = part.lower()
+            yield key, part
 
 
 def split_table_name(name: str) -> tuple[str, str]:

@@ -8,7 +8,7 @@
 
 {% macro lakehouse__describe_relation(relation) %}
   {% call statement('describe_relation', fetch_result=True) -%}
-    describe table extended {{ relation }}
+    describe table extended {{ relation.render() }}
   {%- endcall %}
   {{ return(load_result('describe_relation').table) }}
 {% endmacro %}

@@ -1,6 +1,35 @@
 {% materialization snapshot, adapter='lakehouse' %}
   {#- dbt's own snapshot flow fits Iceberg as is: the staging relation is a temporary view and
-      the final write is one MERGE (dbt-spark's snapshot_merge_sql). dbt-spark's materialization
-      is skipped because it insists on a `file_format` config. -#}
+      the final write is one MERGE (lakehouse__snapshot_merge_sql), so a failed snapshot leaves
+      the table as it was. dbt-spark's materialization is skipped because it insists on a
+      `file_format` config. -#}
   {{ return(materialization_snapshot_default()) }}
 {% endmaterialization %}
+
+{% macro lakehouse__snapshot_merge_sql(target, source, insert_cols) -%}
+  {#- dbt's merge with Spark spellings. Inserts name their columns (dbt-spark's `insert *`
+      fails once a source column was dropped, and would take the staging-only columns). -#}
+  {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
+  {%- set valid_to_current = config.get("dbt_valid_to_current") -%}
+  merge into {{ target }} as DBT_INTERNAL_DEST
+  using {{ source }} as DBT_INTERNAL_SOURCE
+  on DBT_INTERNAL_SOURCE.{{ columns.dbt_scd_id }} = DBT_INTERNAL_DEST.{{ columns.dbt_scd_id }}
+  when matched
+    {%- if valid_to_current %}
+    and (DBT_INTERNAL_DEST.{{ columns.dbt_valid_to }} = {{ valid_to_current }}
+         or DBT_INTERNAL_DEST.{{ columns.dbt_valid_to }} is null)
+    {%- else %}
+    and DBT_INTERNAL_DEST.{{ columns.dbt_valid_to }} is null
+    {%- endif %}
+    and DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
+    then update set {{ columns.dbt_valid_to }} = DBT_INTERNAL_SOURCE.{{ columns.dbt_valid_to }}
+  when not matched
+    and DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'
+    then insert ({{ insert_cols | join(', ') }})
+    values ({% for col in insert_cols %}DBT_INTERNAL_SOURCE.{{ col }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+{% macro lakehouse__post_snapshot(staging_relation) %}
+  {#- The staging relation is a session-local temporary view (make_temp_relation). -#}
+  {% do adapter.drop_temp_view(staging_relation.identifier) %}
+{% endmacro %}
