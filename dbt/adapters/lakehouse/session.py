@@ -236,12 +236,15 @@ class _Engine:
 
 
 def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
-    """Hand the catalogs their secrets, then take the secrets back out of the session.
+    """Hand the catalogs their secrets and load them now.
 
-    Iceberg reads a catalog's options once, when Spark first loads it; the runtime conf would
-    otherwise keep a token readable through `spark.conf.get`. So the catalogs that have
-    secrets are loaded right here, and a catalog that cannot load (unreachable, token
-    rejected) fails the start with the reason, not some later statement.
+    A catalog that cannot load (unreachable, token rejected) fails the start with the reason,
+    not some later statement. The secrets must stay in the runtime conf afterwards: Spark
+    plans CACHE TABLE, and re-caches after every write to a cached query's tables, in a
+    cloned session (AQE off) whose catalogs load afresh from the conf; without the token
+    there, a REST catalog answers 401 (`cache table` of an incremental model's batch, for
+    one). The conf is not SparkConf: it stays out of the UI and event logs, and SET redacts
+    it (spark.redaction.regex). On failure nothing is left behind.
     """
     if not spec.secret_catalog_conf:
         return
@@ -249,21 +252,19 @@ def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
     names = sorted({key.split(".")[3] for key, _ in spec.secret_catalog_conf})
     for key, value in spec.secret_catalog_conf:
         spark.conf.set(key, value)
-    try:
-        manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
-        for name in names:
-            try:
-                manager.catalog(name)
-            except Exception as exc:
-                text = engine_error_text(exc)
-                uri = conf.get(f"spark.sql.catalog.{name}.uri")
-                explained = explain_engine_error(text, uri) or text.splitlines()[0]
-                raise EngineSetupError(
-                    f"The Iceberg catalog '{name}' could not be loaded: {explained}"
-                ) from None
-    finally:
-        for key, _ in spec.secret_catalog_conf:
-            spark.conf.unset(key)
+    manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
+    for name in names:
+        try:
+            manager.catalog(name)
+        except Exception as exc:
+            for key, _ in spec.secret_catalog_conf:
+                spark.conf.unset(key)
+            text = engine_error_text(exc)
+            uri = conf.get(f"spark.sql.catalog.{name}.uri")
+            explained = explain_engine_error(text, uri) or text.splitlines()[0]
+            raise EngineSetupError(
+                f"The Iceberg catalog '{name}' could not be loaded: {explained}"
+            ) from None
 
 
 def _first_line(exc: BaseException) -> str:
