@@ -27,6 +27,7 @@ from dbt.adapters.lakehouse.incremental import (
     TypeChange,
     iceberg_type,
     plan_type_changes,
+    resolve_incremental_strategy,
     validate_incremental_config,
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation
@@ -317,6 +318,20 @@ def test_invalid_configs_name_model_value_and_accepted(
         _validate(strategy, **config)
     assert "model 'orders'" in str(raised.value)
     assert expected in str(raised.value)
+
+
+def test_strategy_defaults_and_custom_strategies() -> None:
+    def resolve(raw: str | None, key: object = None, custom: tuple[str, ...] = ()) -> str:
+        return resolve_incremental_strategy(raw, key, "orders", STRATEGIES, STRATEGIES, custom)
+
+    assert resolve(None) == "append"
+    assert resolve(None, "id") == "merge"
+    assert resolve("upsert_all", custom=("get_incremental_upsert_all_sql",)) == "upsert_all"
+    with pytest.raises(CompilationError) as raised:
+        resolve("upsert_all")
+    text = str(raised.value)
+    assert "'upsert_all' for model 'orders'" in text and "delete+insert, microbatch" in text
+    assert "get_incremental_upsert_all_sql" in text
 
 
 def test_every_problem_is_reported_at_once() -> None:

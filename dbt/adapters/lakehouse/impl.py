@@ -347,6 +347,24 @@ class LakehouseAdapter(SparkAdapter):
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         handle.spark.catalog.dropTempView(view_name)
 
+    @available
+    def materialize_temp_view(self, view_name: str) -> str:
+        """Compute a temporary view's rows once and point the view at them.
+
+        A local checkpoint, not CACHE TABLE: Spark plans a cached query in a cloned session,
+        whose catalogs load afresh from a conf that no longer holds the depot's secrets. The
+        rows stay with the executors until the view is dropped and Spark's cleaner frees them.
+        """
+        handle: LakehouseHandle = self.connections.get_thread_connection().handle
+        logger.debug(f"Lakehouse: materializing temporary view {view_name}")
+        with self.connections.exception_handler(f"materialize temporary view {view_name}"):
+            handle.spark.sparkContext.setJobGroup(
+                handle.job_group, "dbt-lakehouse", interruptOnCancel=True
+            )
+            rows = handle.spark.table(view_name).localCheckpoint(eager=True)
+            rows.createOrReplaceTempView(view_name)
+        return ""
+
     @classmethod
     def _get_adapter_specific_run_info(cls, config: RelationConfig) -> dict[str, Any]:
         return {"adapter_type": "lakehouse", "table_format": "iceberg"}

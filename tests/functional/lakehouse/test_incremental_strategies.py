@@ -63,10 +63,30 @@ select id, region, v from values
 """
 
 
+# A project's own strategy: found by name through the standard contract.
+APPEND_TWICE_MACRO = """
+{% macro get_incremental_append_twice_sql(arg_dict) %}
+  insert into {{ arg_dict['target_relation'] }}
+  select * from {{ arg_dict['temp_relation'] }}
+  union all
+  select * from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+"""
+
+CUSTOM_SQL = """
+{{ config(materialized='incremental', incremental_strategy='append_twice') }}
+select {{ var('run', 1) }} as run
+"""
+
+
 class TestCompositeKeyMerge:
     @pytest.fixture(scope="class")
     def models(self):
-        return {"composite.sql": COMPOSITE_SQL}
+        return {"composite.sql": COMPOSITE_SQL, "custom.sql": CUSTOM_SQL}
+
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"append_twice.sql": APPEND_TWICE_MACRO}
 
     def test_three_runs_then_full_refresh(self, project):
         run_dbt(["run"])
@@ -83,11 +103,13 @@ class TestCompositeKeyMerge:
             [(1, "eu", "a2"), (1, "us", "b3"), (2, "eu", "c1"), (2, "us", "d2")]
             + [(3, None, "n3"), (4, "eu", "e3")],
         )
+        expect(rows(project, "custom"), [(1,), (2,), (2,), (3,), (3,)])
         # Full refresh is CREATE OR REPLACE: the table's history survives it.
         before = snapshot_count(project, "composite")
         run_dbt(["run", "--vars", "{run: 3}", "--full-refresh"])
         expect(rows(project, "composite"), [(1, "us", "b3"), (3, None, "n3"), (4, "eu", "e3")])
         assert snapshot_count(project, "composite") == before + 1
+        expect(rows(project, "custom"), [(3,)])
 
 
 # ---- merge: CDC deletes, latest_by, repeated keys ------------------------------------------------

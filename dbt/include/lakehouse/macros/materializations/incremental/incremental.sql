@@ -13,9 +13,9 @@
   {%- set tmp_relation = make_temp_relation(this) -%}
   {%- set incremental_run = existing_relation is not none and not existing_relation.is_view and not full_refresh_mode -%}
   {#- Strategies that read the new rows more than once (a key check, a key list, Iceberg's
-      file filter) cache them, so the model's query runs once and every read sees the same
-      rows. -#}
-  {%- set cache_source = strategy in ['merge', 'delete+insert'] -%}
+      file filter) materialize them first, so the model's query runs once and every read sees
+      the same rows. -#}
+  {%- set materialize_source = strategy in ['merge', 'delete+insert'] -%}
 
   {%- if incremental_run -%}
     {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}
@@ -38,10 +38,8 @@
     {%- if not dest_columns -%}
       {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
     {%- endif -%}
-    {%- if cache_source -%}
-      {%- call statement('cache_tmp_relation') -%}
-        cache table {{ tmp_relation }}
-      {%- endcall -%}
+    {%- if materialize_source -%}
+      {%- do adapter.materialize_temp_view(tmp_relation.identifier) -%}
     {%- endif -%}
     {%- if strategy == 'merge' and not config.get('latest_by') -%}
       {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key) -%}
@@ -61,11 +59,6 @@
   {%- endcall -%}
 
   {%- if incremental_run -%}
-    {%- if cache_source -%}
-      {%- call statement('uncache_tmp_relation') -%}
-        uncache table if exists {{ tmp_relation }}
-      {%- endcall -%}
-    {%- endif -%}
     {% do adapter.drop_temp_view(tmp_relation.identifier) %}
   {%- endif -%}
 

@@ -86,7 +86,7 @@
 {% macro lakehouse_assert_unique_keys(source, unique_key) %}
   {#- merge without latest_by needs one new row per key. Iceberg's own check only sees keys
       that match the target; repeated new keys would be inserted twice. One aggregate over
-      the (cached) new rows finds them before anything is written. -#}
+      the (materialized) new rows finds them before anything is written. -#}
   {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
   {%- set sql -%}
     select {% for key in keys %}cast({{ key }} as string) as key_{{ loop.index }}, {% endfor %}count(*) as n
