@@ -11,4 +11,7 @@ if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/pytest" "$@"
 fi
 "$VENV/bin/pytest" tests/unit -q
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile
+# Both functional profiles: the embedded lakehouse, then S3 (moto) + the Iceberg REST catalog
+# (tests/functional/infra), each server started by the tests on 127.0.0.1.
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile local
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile s3_rest
