@@ -32,25 +32,4 @@ class TestEmptySeedFlag(BaseTestEmptySeedFlag):
 
 
 class TestMetadataWithEmptyFlag(MetadataWithEmptyFlag):
-    @pytest.mark.parametrize(
-        "model",
-        [
-            "control",
-            "get_columns_in_relation",
-            pytest.param(
-                "alter_column_type",
-                marks=pytest.mark.skip(
-                    reason="lakehouse__alter_column_type (macros/relations/columns.sql) renders "
-                    "`{{ relation }}`, which under --empty is the `(select ... limit 0)` subquery "
-                    "of a ref; it needs relation.render() and the type through "
-                    "api.Column.translate_type (Spark refuses a bare VARCHAR)."
-                ),
-            ),
-            "alter_relation_comment",
-            "alter_column_comment",
-            "alter_relation_add_remove_columns",
-            "truncate_relation",
-        ],
-    )
-    def test_run(self, project, model: str) -> None:
-        super().test_run(project, model)
+    pass

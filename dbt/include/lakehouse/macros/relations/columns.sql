@@ -19,9 +19,10 @@
 
 {% macro lakehouse__alter_column_type(relation, column_name, new_column_type) %}
   {#- Iceberg type promotion in place (int to bigint, float to double, decimal precision up);
-      callers check the change first (adapter.plan_column_type_changes). -#}
+      callers check the change first (adapter.plan_column_type_changes). render(): under
+      --empty a ref renders as a `limit 0` subquery, which ALTER cannot take. -#}
   {% call statement('alter_column_type') %}
-    alter table {{ relation }} alter column {{ adapter.quote(column_name) }} type {{ new_column_type }}
+    alter table {{ relation.render() }} alter column {{ adapter.quote(column_name) }} type {{ api.Column.translate_type(new_column_type) }}
   {% endcall %}
 {% endmacro %}
 
