@@ -37,6 +37,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.depot import resolve_depot
 from dbt.adapters.lakehouse.preflight import run_preflight
 from functional.infra.servers import S3Server, free_port
+from functional.lakehouse.dbt_output import output_text
 
 MODEL_SQL = "select 1 as id"
 # A dead endpoint must fail fast (the REST client's connect timeout is 10 s, retries 3).
@@ -87,17 +88,6 @@ def target(depot: dict[str, Any], schema: str) -> dict[str, Any]:
 def profiles_with(default: dict[str, Any], schema: str, **targets: dict[str, Any]) -> dict:
     default = {**default, "schema": schema}
     return {"test": {"outputs": {"default": default, **targets}, "target": "default"}}
-
-
-def output_text(stdout: str) -> str:
-    """dbt's captured log lines are JSON in tests: their messages, one per line."""
-    lines = []
-    for line in stdout.splitlines():
-        try:
-            lines.append(json.loads(line)["info"]["msg"])
-        except (ValueError, KeyError, TypeError):
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def dbt(args: list[str]) -> tuple[str, float]:

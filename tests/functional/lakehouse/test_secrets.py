@@ -8,7 +8,6 @@ run all go through the real depot; then every place a secret could leak is searc
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -17,20 +16,11 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.session import ENGINE, spark_log_path
+from functional.lakehouse.dbt_output import output_text
 
 GOOD_SQL = "select 1 as id, 'ok' as note"
 # Fails in Spark (a missing table), after the depot's catalog has been used.
 BAD_SQL = "select * from {{ target.database }}.{{ target.schema }}.no_such_table_here"
-
-
-def output_text(stdout: str) -> str:
-    lines = []
-    for line in stdout.splitlines():
-        try:
-            lines.append(json.loads(line)["info"]["msg"])
-        except (ValueError, KeyError, TypeError):
-            lines.append(line)
-    return "\n".join(lines)
 
 
 @pytest.mark.only_profile("s3_rest")
