@@ -7,6 +7,7 @@ bash scripts/install.sh
 VENV=${LAKEHOUSE_VENV:-.venv}
 "$VENV/bin/ruff" check dbt tests
 "$VENV/bin/ruff" format --check dbt tests
+"$VENV/bin/mypy" dbt
 if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/pytest" "$@"
 fi

@@ -89,6 +89,15 @@ def test_common_keys(kind: str) -> None:
     assert "iceberg" in plan.jar_needs
 
 
+@pytest.mark.parametrize("kind", sorted(CATALOGS))
+def test_catalog_cache_is_off_unless_the_depot_turns_it_on(kind: str) -> None:
+    # Another process's commit must be visible to the next statement, not 30 s later.
+    assert plan_for(kind).conf[f"{C}.cache-enabled"] == "false"
+    spec = CATALOGS[kind]
+    cached = CatalogSpec(spec.type, spec.uri, spec.warehouse, {"cache-enabled": "true"})
+    assert plan_for(cached).conf[f"{C}.cache-enabled"] == "true"
+
+
 def test_catalog_warehouse_wins_over_storage() -> None:
     spec = CatalogSpec("rest", "https://rest.example/api", "my_polaris_catalog", {})
     assert plan_for(spec).conf[f"{C}.warehouse"] == "my_polaris_catalog"

@@ -156,11 +156,11 @@ class LakehouseCursor:
                     self._spark.conf.set(key, value)
                 return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
             finally:
-                for key, value in previous.items():
-                    if value is None:
+                for key, earlier in previous.items():
+                    if earlier is None:
                         self._spark.conf.unset(key)
                     else:
-                        self._spark.conf.set(key, value)
+                        self._spark.conf.set(key, earlier)
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:

@@ -18,6 +18,7 @@ from dbt.adapters.base.impl import catch_as_completed
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.sql import SQLAdapter
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
@@ -225,9 +226,9 @@ class LakehouseAdapter(SparkAdapter):
                 details[name] = "" if data_type is None else str(data_type)
         return RelationDescription(columns=columns, details=details)
 
-    def get_columns_in_relation(self, relation: BaseRelation) -> list[LakehouseColumn]:
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         described = self.describe_relation(relation)
-        return [] if described is None else described.columns
+        return [] if described is None else [*described.columns]
 
     # ---- docs catalog ------------------------------------------------------------------------
 
@@ -284,7 +285,7 @@ class LakehouseAdapter(SparkAdapter):
                 "table_owner": described.details.get("Owner") or None,
                 "column_name": column.name,
                 # 1-based, as information_schema.columns.ordinal_position is elsewhere.
-                "column_index": column.column_index + 1,
+                "column_index": (column.column_index or 0) + 1,
                 "column_type": column.dtype,
                 "column_comment": column.comment,
             }
