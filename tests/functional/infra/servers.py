@@ -9,10 +9,12 @@ Secrets reach the children through their environment, never their command line.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +47,14 @@ def _tail(path: Path, lines: int = 20) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: on Linux, the kernel sends it SIGTERM when the test process
+    that started it dies, so a test run killed before its fixtures' teardown leaves no server."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _stop_process(process: subprocess.Popen[bytes] | None) -> None:
@@ -102,7 +112,9 @@ class S3Server:
         self.port = self.port or free_port()
         command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
@@ -223,7 +235,12 @@ class RestCatalog:
         ]
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.log_dir
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self.log_dir,
+                preexec_fn=_die_with_parent,
             )
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
