@@ -214,3 +214,34 @@ def test_bad_profile_fails_with_the_documented_message(
         # An unknown depot names the known ones and the file that was searched.
         assert "other-depot" in output
         assert str(depots) in output
+
+
+PROPERTIES_SQL = """
+{{ config(
+    materialized='table',
+    table_properties={'write.merge.mode': 'merge-on-read', 'comment.team': "data's team"},
+    write_order_by=['region', 'id'],
+) }}
+select 1 as id, 'eu' as region
+"""
+
+
+class TestTablePropertiesAndWriteOrder:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"with_properties.sql": PROPERTIES_SQL}
+
+    def test_properties_and_sort_order_land_in_iceberg_metadata(self, project):
+        run_dbt(["run"])
+        run_dbt(["run"])  # the rebuild keeps them: CREATE OR REPLACE re-applies the config
+        metadata = current_metadata(project, "with_properties")
+        assert metadata["properties"]["write.merge.mode"] == "merge-on-read"
+        assert metadata["properties"]["comment.team"] == "data's team"
+        order = next(
+            o for o in metadata["sort-orders"] if o["order-id"] == metadata["default-sort-order-id"]
+        )
+        schema = next(
+            s for s in metadata["schemas"] if s["schema-id"] == metadata["current-schema-id"]
+        )
+        names = {f["id"]: f["name"] for f in schema["fields"]}
+        assert [names[f["source-id"]] for f in order["fields"]] == ["region", "id"]
