@@ -63,6 +63,8 @@ LIST_SCHEMAS_MACRO = "list_schemas"
 class RelationDescription:
     columns: list[LakehouseColumn]
     details: dict[str, str]
+    # Iceberg partition fields as DESCRIBE prints them, e.g. ['days(ts)', 'bucket(16, id)'].
+    partitioning: list[str]
 
 
 class LakehouseAdapter(SparkAdapter):
@@ -128,18 +130,8 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def partition_transforms(self, relation: BaseRelation) -> list[str]:
         """The table's current Iceberg partition fields (e.g. ['days(ts)']); [] if unpartitioned."""
-        rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
-        fields: list[str] = []
-        in_partitioning = False
-        for row in rows:
-            name = (row[0] or "").strip()
-            if name == "# Partitioning":
-                in_partitioning = True
-            elif in_partitioning and name.startswith("Part "):
-                fields.append(str(row[1]).strip())
-            elif in_partitioning:
-                break
-        return fields
+        described = self.describe_relation(relation)
+        return [] if described is None else described.partitioning
 
     # ---- relations -------------------------------------------------------------------------
 
@@ -198,7 +190,9 @@ class LakehouseAdapter(SparkAdapter):
             raise
         columns: list[LakehouseColumn] = []
         details: dict[str, str] = {}
+        partitioning: list[str] = []
         in_columns = True
+        in_partitioning = False
         in_details = False
         for row in rows:
             name, data_type, comment = (row[0] or "").strip(), row[1], row[2]
@@ -219,12 +213,20 @@ class LakehouseAdapter(SparkAdapter):
                         )
                     )
                     continue
+            if name == "# Partitioning":
+                in_partitioning = True
+                continue
+            if in_partitioning:
+                if name.startswith("Part "):
+                    partitioning.append(str(data_type).strip())
+                    continue
+                in_partitioning = False
             if name.startswith("# Detailed") or name.startswith("# View Information"):
                 in_details = True
                 continue
             if in_details and name and not name.startswith("#"):
                 details[name] = "" if data_type is None else str(data_type)
-        return RelationDescription(columns=columns, details=details)
+        return RelationDescription(columns=columns, details=details, partitioning=partitioning)
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         described = self.describe_relation(relation)
@@ -352,9 +354,11 @@ class LakehouseAdapter(SparkAdapter):
     def materialize_temp_view(self, view_name: str) -> str:
         """Compute a temporary view's rows once and point the view at them.
 
-        A local checkpoint, not CACHE TABLE: Spark plans a cached query in a cloned session,
-        whose catalogs load afresh from a conf that no longer holds the depot's secrets. The
-        rows stay with the executors until the view is dropped and Spark's cleaner frees them.
+        A local checkpoint, not CACHE TABLE: it is computed eagerly in this session and cuts the
+        lineage, so the key check and the MERGE read the same rows without the model's query
+        running again; CACHE TABLE would plan in a cloned session that reloads the catalogs and
+        re-caches after every write to the tables it reads. The rows stay with the executors
+        until the view is dropped and Spark's cleaner frees them.
         """
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         logger.debug(f"Lakehouse: materializing temporary view {view_name}")
