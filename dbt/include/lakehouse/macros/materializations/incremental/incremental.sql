@@ -42,7 +42,7 @@
       {%- do adapter.materialize_temp_view(tmp_relation.identifier) -%}
     {%- endif -%}
     {%- if strategy == 'merge' and not config.get('latest_by') -%}
-      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key) -%}
+      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key, dest_columns) -%}
     {%- endif -%}
     {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
     {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}

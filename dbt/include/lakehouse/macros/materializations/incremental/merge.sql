@@ -22,7 +22,7 @@
   {%- set delete_condition = config.get('delete_condition') -%}
   {%- set latest_by = config.get('latest_by') -%}
   {%- set latest_by = [latest_by] if latest_by is string else (latest_by or []) | list -%}
-  {%- set keys = [unique_key] if unique_key is string else (unique_key or []) | list -%}
+  {%- set keys = lakehouse_key_columns(unique_key, dest_columns) -%}
   {%- for key in keys -%}
     {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' <=> DBT_INTERNAL_DEST.' ~ key) -%}
   {%- endfor -%}
@@ -83,11 +83,11 @@
   {{ (order or ['1']) | join(', ') }}
 {%- endmacro %}
 
-{% macro lakehouse_assert_unique_keys(source, unique_key) %}
+{% macro lakehouse_assert_unique_keys(source, unique_key, dest_columns) %}
   {#- merge without latest_by needs one new row per key. Iceberg's own check only sees keys
       that match the target; repeated new keys would be inserted twice. One aggregate over
       the (materialized) new rows finds them before anything is written. -#}
-  {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
+  {%- set keys = lakehouse_key_columns(unique_key, dest_columns) -%}
   {%- set sql -%}
     select {% for key in keys %}cast({{ key }} as string) as key_{{ loop.index }}, {% endfor %}count(*) as n
     from {{ source }}
