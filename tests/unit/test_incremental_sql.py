@@ -23,12 +23,14 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.cursor import statement_conf
+from dbt.adapters.lakehouse.exceptions import check_failure_sql, failed_check_message
 from dbt.adapters.lakehouse.incremental import (
     TypeChange,
     iceberg_type,
     plan_type_changes,
     resolve_incremental_strategy,
     validate_incremental_config,
+    validate_model_columns,
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation
 from dbt.include import lakehouse
@@ -53,6 +55,12 @@ def _raise_compiler_error(message: str) -> None:
     raise CompilationError(message)
 
 
+def _sql_string(text: str) -> str:
+    template = (Path(lakehouse.PACKAGE_PATH) / "macros" / "utils" / "sql_string.sql").read_text()
+    env = jinja2.Environment()
+    return str(env.from_string(template).module.lakehouse_sql_string(text))  # type: ignore[attr-defined]
+
+
 class _Adapter:
     """What the strategy macros ask of the adapter while rendering."""
 
@@ -69,11 +77,16 @@ class _Adapter:
     def quote(identifier: str) -> str:
         return f"`{identifier}`"
 
+    @staticmethod
+    def check_failure_sql(message_sql: str) -> str:
+        return check_failure_sql(message_sql)
+
 
 class Renderer:
     def __init__(self, config: dict[str, Any], model: dict[str, Any] | None = None) -> None:
         self.context: dict[str, Any] = {
             "return": _return,
+            "lakehouse_sql_string": _sql_string,
             "exceptions": SimpleNamespace(raise_compiler_error=_raise_compiler_error),
             "config": SimpleNamespace(get=lambda key, default=None: config.get(key, default)),
             "model": {"name": "orders", **(model or {})},
@@ -247,11 +260,6 @@ def test_delete_insert_is_one_null_safe_merge() -> None:
     assert "when not matched and not DBT_INTERNAL_SOURCE.__dbt_src_is_key then insert" in sql
 
 
-def test_delete_insert_refuses_a_key_that_is_not_a_column() -> None:
-    with pytest.raises(CompilationError, match="unique_key 'nope' of model 'orders'"):
-        Renderer({}).strategy("delete+insert", unique_key="nope")
-
-
 def test_microbatch_replaces_exactly_its_window_in_one_merge() -> None:
     batch = {
         "event_time_start": dt.datetime(2024, 1, 2, tzinfo=pytz.utc),
@@ -275,6 +283,62 @@ def test_microbatch_replaces_exactly_its_window_in_one_merge() -> None:
 def test_microbatch_without_a_batch_window_fails() -> None:
     with pytest.raises(CompilationError, match="without a batch window"):
         Renderer({"event_time": "ts"}).strategy("microbatch")
+
+
+def test_sql_string_escapes_backslashes_then_quotes() -> None:
+    assert _sql_string("it's a \\ path") == "'it\\'s a \\\\ path'"
+
+
+def _first_build(renderer: Renderer, strategy: str, **config: Any) -> str:
+    new_rows = "(\nselect * from src\n) as DBT_INTERNAL_NEW_ROWS"
+    if strategy == "merge":
+        macro = renderer.context["lakehouse_merge_first_build_sql"]
+        sql = macro(new_rows, config.get("unique_key", "id"), COLUMNS)
+    else:
+        sql = renderer.context["lakehouse_microbatch_first_build_sql"](new_rows, COLUMNS)
+    return re.sub(r"\s+", " ", str(sql)).strip()
+
+
+def test_first_build_of_a_merge_checks_keys_in_the_same_statement() -> None:
+    sql = _first_build(Renderer({}), "merge", unique_key=["id", "region"])
+    assert sql.startswith(f"select {COLS} from ( select *, count(*) over (partition by id, region)")
+    assert "from ( select * from src ) as DBT_INTERNAL_NEW_ROWS" in sql
+    # a filter, so Spark cannot prune the check away with an unused column
+    assert "where case when __dbt_lakehouse_key_rows > 1 then raise_error(concat(" in sql
+    assert "concat_ws(', ', coalesce(cast(id as string), 'NULL'), coalesce(cast(region" in sql
+    assert "Model \\'orders\\' (incremental_strategy \\'merge\\')" in sql
+
+
+def test_first_build_of_a_cdc_merge_keeps_the_latest_row_and_drops_deletes() -> None:
+    renderer = Renderer({"latest_by": "ts", "delete_condition": "op = 'd'"})
+    sql = _first_build(renderer, "merge")
+    assert sql.startswith(f"select {COLS} from ( select {COLS}, coalesce((op = 'd'), false)")
+    assert "row_number() over ( partition by id order by (ts) desc nulls last," in sql
+    assert "where __dbt_lakehouse_rank = 1" in sql
+    assert sql.endswith("as DBT_INTERNAL_SOURCE where not __dbt_lakehouse_delete")
+    assert "raise_error" not in sql  # latest_by: repeated keys are resolved, never refused
+
+
+def test_first_build_of_a_microbatch_checks_the_window() -> None:
+    batch = {
+        "event_time_start": dt.datetime(2024, 1, 2, tzinfo=pytz.utc),
+        "event_time_end": dt.datetime(2024, 1, 3, tzinfo=pytz.utc),
+    }
+    sql = _first_build(Renderer({"event_time": "TS"}, model={"batch": batch}), "microbatch")
+    assert sql.startswith("select `id`, `region`, `amount`, case when `ts` >= timestamp'2024-01-02")
+    assert "else raise_error(concat(" in sql and "end as `ts`, `tags` from (" in sql
+
+
+def test_a_failed_check_is_found_in_the_engine_text_and_not_in_quoted_sql() -> None:
+    expression = check_failure_sql("'key 7 repeats'")
+    assert (
+        failed_check_message(f"org.apache.spark.sql.ParseException: ... {expression} ...") is None
+    )
+    engine_text = (
+        "org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 failed: "
+        "java.lang.RuntimeException: [dbt-lakehouse check] key 7 repeats\n\tat org.apache..."
+    )
+    assert failed_check_message(engine_text) == "key 7 repeats"
 
 
 # ---- config checks ---------------------------------------------------------------------------
@@ -339,6 +403,39 @@ def test_every_problem_is_reported_at_once() -> None:
         _validate("append", delete_condition="x", on_schema_change="nope", unique_key=5)
     text = str(raised.value)
     assert "delete_condition" in text and "on_schema_change" in text and "unique_key" in text
+
+
+def test_configs_naming_columns_are_checked_against_the_models_columns() -> None:
+    columns = ["id", "Region", "seq"]
+
+    def check(strategy: str, **config: Any) -> None:
+        validate_model_columns("orders", strategy, config, columns, builtin=STRATEGIES)
+
+    check("merge", unique_key=["ID", "region"], latest_by=["seq", "`seq`", "coalesce(x, 1)"])
+    check("delete+insert", unique_key="id")
+    check("microbatch", event_time="seq", unique_key="nope")  # microbatch ignores unique_key
+    check("my_custom", unique_key="nope")  # a custom strategy decides for itself
+    with pytest.raises(CompilationError) as raised:
+        check(
+            "merge",
+            unique_key=["id", "idd"],
+            merge_update_columns=["vv"],
+            latest_by=["`sq`", "seq + 1"],
+        )
+    text = str(raised.value)
+    assert "model 'orders'" in text
+    for problem in (
+        "unique_key 'idd' is not one of its columns",
+        "merge_update_columns 'vv' is not one of its columns",
+        "latest_by 'sq' is not one of its columns",
+        "The model's columns are: id, Region, seq",
+    ):
+        assert problem in text
+    assert "seq + 1" not in text  # an expression is left to Spark's analyzer
+    with pytest.raises(CompilationError, match="unique_key 'nope' is not one of its columns"):
+        check("delete+insert", unique_key="nope")
+    with pytest.raises(CompilationError, match="event_time 'ts' is not one of its columns"):
+        check("microbatch", event_time="ts")
 
 
 # ---- on_schema_change types ------------------------------------------------------------------

@@ -21,14 +21,17 @@ from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.depot import Depot, _safe_url
 from dbt.adapters.lakehouse.exceptions import (
+    DataCheckError,
     LakehouseDatabaseError,
     engine_error_text,
     explain_engine_error,
+    failed_check_message,
 )
 from dbt.adapters.lakehouse.preflight import scrub, secret_values
 from dbt.adapters.lakehouse.session import get_spark, resolve_profile_depot
 
 if TYPE_CHECKING:
+    import agate
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
@@ -79,6 +82,9 @@ class LakehouseConnectionManager(SQLConnectionManager):
             hidden = secret_values(depot) if depot is not None else []
             text = scrub(engine_error_text(exc), hidden)
             logger.debug(f"Lakehouse: error while running:\n{sql}\n{text}")
+            failed_check = failed_check_message(text)
+            if failed_check is not None:
+                raise DataCheckError(failed_check) from exc
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
                     f"Lost the connection to the Spark JVM ({text}). It may have run out of "
@@ -90,6 +96,14 @@ class LakehouseConnectionManager(SQLConnectionManager):
             explained = explain_engine_error(text, _safe_url(uri) if uri else None)
             message = f"{explained}\n{text}" if explained else text
             raise LakehouseDatabaseError(message) from exc
+
+    def execute(
+        self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None
+    ) -> tuple[AdapterResponse, agate.Table]:
+        # A query runs in Spark when its rows are fetched, after add_query's handler has
+        # returned: its errors need the same mapping.
+        with self.exception_handler(sql):
+            return super().execute(sql, auto_begin=auto_begin, fetch=fetch, limit=limit)
 
     def _depot(self) -> Depot | None:
         """The profile's depot, to name its catalog and mask its secrets in error messages."""

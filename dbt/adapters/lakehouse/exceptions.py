@@ -47,6 +47,11 @@ class LakehouseDatabaseError(DbtDatabaseError):
         self.retryable = retryable
 
 
+class DataCheckError(LakehouseDatabaseError):
+    """A check the adapter's own SQL makes on the rows a statement writes failed (a repeated
+    merge key, a microbatch row outside its window); the statement committed nothing."""
+
+
 class CommitConflictError(LakehouseDatabaseError):
     """Another writer committed to the same table first, and retries ran out."""
 
@@ -66,6 +71,28 @@ _COMMIT_CONFLICT = (
     "Requirement failed: table metadata changed",
     "Commit failed: Requirement failed",
 )
+
+
+# A check in the adapter's SQL fails with raise_error(<tag><message>); Spark wraps the message
+# in a task failure and a stack trace, and the tag finds it again there.
+_CHECK_TAG = "[dbt-lakehouse check] "
+_CHECK_FAILED = re.compile(re.escape(_CHECK_TAG) + r"(?P<message>[^\n]+)")
+
+
+def check_failure_sql(message_sql: str) -> str:
+    """A SQL expression that fails its statement with `message_sql` (a SQL string expression).
+
+    The tag is split in the SQL text: an error that quotes the statement (a parse error)
+    must not read as a failed check.
+    """
+    head, tail = _CHECK_TAG[:3], _CHECK_TAG[3:]
+    return f"raise_error(concat('{head}', '{tail}', {message_sql}))"
+
+
+def failed_check_message(text: str) -> str | None:
+    """The message of a failed check_failure_sql in an engine error's text, else None."""
+    found = _CHECK_FAILED.search(text)
+    return found.group("message").strip() if found else None
 
 
 def engine_error_text(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager, LakehouseHandle
 from dbt.adapters.lakehouse.exceptions import (
+    check_failure_sql,
     is_namespace_missing,
     is_relation_missing,
     is_views_unsupported,
@@ -40,6 +41,7 @@ from dbt.adapters.lakehouse.incremental import (
     plan_type_changes,
     resolve_incremental_strategy,
     validate_incremental_config,
+    validate_model_columns,
 )
 from dbt.adapters.lakehouse.partitioning import (
     parse_partition_by,
@@ -110,6 +112,20 @@ class LakehouseAdapter(SparkAdapter):
         return ""
 
     @available
+    def validate_incremental_columns(
+        self, model_name: str, strategy: str, config: dict[str, Any], columns: list[Any]
+    ) -> str:
+        """Check that the configs naming columns name columns the model's query produces."""
+        validate_model_columns(
+            model_name,
+            strategy,
+            config,
+            [getattr(column, "name", column) for column in columns],
+            builtin=self.valid_incremental_strategies(),
+        )
+        return ""
+
+    @available
     def plan_column_type_changes(
         self, model_name: str, changes: list[dict[str, str]]
     ) -> list[dict[str, str]]:
@@ -122,6 +138,11 @@ class LakehouseAdapter(SparkAdapter):
             {"column_name": c.column, "old_type": c.old_type, "new_type": c.new_type}
             for c in planned
         ]
+
+    @available
+    def check_failure_sql(self, message_sql: str) -> str:
+        """SQL failing its statement with `message_sql`, reported as that message alone."""
+        return check_failure_sql(message_sql)
 
     @available
     def iceberg_type(self, spark_type: str) -> str:

@@ -150,6 +150,69 @@ def validate_incremental_config(
         )
 
 
+# ---- configs that name columns -----------------------------------------------------------------
+
+# A latest_by entry that is a bare (or backticked) name must be a column; any other entry is an
+# expression, which Spark's analyzer checks when the statement is planned, before it writes.
+_PLAIN_NAME = re.compile(r"^\s*(?:`(?P<quoted>(?:[^`]|``)+)`|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))\s*$")
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None or value in ("", [], ()):
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _plain_name(expression: str) -> str | None:
+    match = _PLAIN_NAME.match(expression)
+    if match is None:
+        return None
+    return match.group("bare") or match.group("quoted").replace("``", "`")
+
+
+def validate_model_columns(
+    model_name: str,
+    strategy: str,
+    config: Mapping[str, Any],
+    column_names: Iterable[str],
+    builtin: Iterable[str],
+) -> None:
+    """Raise one CompilationError naming every config entry that names no column of the model.
+
+    Runs on every build of an incremental model, the first run and `--full-refresh`
+    included, against the columns the model's query produces, so a typo fails before
+    anything is written instead of on the next incremental run. `config` holds unique_key,
+    merge_update_columns, merge_exclude_columns, latest_by and event_time.
+    """
+    if strategy not in set(builtin):
+        return  # a custom strategy decides for itself what its configs mean
+    columns = list(column_names)
+    known = {name.lower() for name in columns}
+    named: list[tuple[str, str]] = []
+    if strategy in KEYED_STRATEGIES:
+        named += [("unique_key", key) for key in _as_list(config.get("unique_key"))]
+    if strategy == "merge":
+        for key in ("merge_update_columns", "merge_exclude_columns"):
+            named += [(key, name) for name in _as_list(config.get(key))]
+        for expression in _as_list(config.get("latest_by")):
+            name = _plain_name(str(expression))
+            if name is not None:
+                named.append(("latest_by", name))
+    if strategy == "microbatch":
+        named += [("event_time", name) for name in _as_list(config.get("event_time"))]
+    problems = [
+        f"{key} '{name}' is not one of its columns"
+        for key, name in named
+        if str(name).lower() not in known
+    ]
+    if problems:
+        raise CompilationError(
+            f"Invalid incremental config for model '{model_name}':\n  - "
+            + "\n  - ".join(problems)
+            + f"\nThe model's columns are: {', '.join(columns)}. Nothing was written."
+        )
+
+
 # ---- on_schema_change: column types ----------------------------------------------------------
 
 _INT_ALIASES = re.compile(r"\b(tinyint|smallint|byte|short|integer)\b")

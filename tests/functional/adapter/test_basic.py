@@ -2,7 +2,10 @@
 
 Overrides are data only: the Spark type names the suite cannot know (bigint, string,
 timestamp), and the catalog owner: Spark records its user as a table's owner, while an Iceberg
-view carries no owner at all, so views are expected with none.
+view carries no owner at all, so views are expected with none. One behaviour differs on
+purpose: the suite assumes unique keys "are not applied on first run"; here a first run
+applies them as an incremental run does (a model's rows never depend on whether its table
+existed), so the cases built on that assumption assert the refusal instead.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import getpass
 
 import pytest
+from dbt.adapters.factory import get_adapter_by_type
+from dbt.artifacts.schemas.results import RunStatus
 from dbt.tests.adapter.basic import expected_catalog
 from dbt.tests.adapter.basic.test_adapter_methods import BaseAdapterMethod
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
@@ -34,6 +39,7 @@ from dbt.tests.adapter.incremental.test_incremental_unique_id import (
     BaseIncrementalUniqueKey,
     seeds__seed_csv,
 )
+from dbt.tests.util import get_connection, run_dbt
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 
 SPARK_TYPES = {
@@ -157,6 +163,47 @@ class TestIncrementalUniqueKey(BaseIncrementalUniqueKey):
             "seed.csv": seeds__seed_csv,
             "add_new_rows.sql": _ADD_NEW_ROWS,
         }
+
+    def fail_to_build_inc_missing_unique_key_column(self, incremental_model_name):
+        # A unique_key naming no column fails the first build already, before writing.
+        run_dbt(["seed", "--select", "seed", "--full-refresh"])
+        result = run_dbt(
+            ["run", "--select", incremental_model_name, "--full-refresh"], expect_pass=False
+        ).results[0]
+        assert "is not one of its columns" in result.message
+        assert _relation_missing(incremental_model_name)
+        return result.status, result.message
+
+    def _first_build_refuses_repeated_state(self, model: str, key: str, values: str) -> None:
+        # The seed holds two NY rows: a merge on `state` would keep one of them on an
+        # incremental run, so the first build refuses them the same way, writing nothing.
+        run_dbt(["seed", "--select", "seed", "--full-refresh"])
+        result = run_dbt(["run", "--select", model], expect_pass=False).results[0]
+        assert result.status == RunStatus.Error
+        assert f"the new rows hold 2 rows for unique_key ({key}) = ({values})" in result.message
+        assert _relation_missing(model)
+
+    def test__one_unique_key(self, project):
+        self._first_build_refuses_repeated_state("str_unique_key", "state", "NY")
+
+    def test__unary_unique_key_list(self, project):
+        self._first_build_refuses_repeated_state("unary_unique_key_list", "state", "NY")
+
+    def test__duplicated_unary_unique_key_list(self, project):
+        self._first_build_refuses_repeated_state(
+            "duplicated_unary_unique_key_list", "state, state", "NY, NY"
+        )
+
+
+def _relation_missing(name: str) -> bool:
+    adapter = get_adapter_by_type("lakehouse")
+    credentials = adapter.config.credentials
+    with get_connection(adapter):
+        _, found = adapter.execute(
+            f"show tables in `{credentials.database}`.`{credentials.schema}` like '{name}'",
+            fetch=True,
+        )
+    return len(found) == 0
 
 
 class TestMergeExcludeColumns(BaseMergeExcludeColumns):

@@ -8,19 +8,29 @@
     create or replace temporary view {{ relation.include(database=false, schema=false) }} as
     {{ compiled_code }}
   {%- else -%}
-    {%- set contract_config = config.get('contract') -%}
-    {%- if contract_config and contract_config.enforced -%}
-      {{ get_assert_columns_equivalent(compiled_code) }}
-      {%- set compiled_code = get_select_subquery(compiled_code) -%}
-    {%- endif -%}
-    create or replace table {{ relation }}
-    using iceberg
-    {{ lakehouse_partition_clause(compiled_code) }}
-    {{ comment_clause() }}
-    {{ lakehouse_tblproperties_clause() }}
-    as
-    {{ compiled_code }}
+    {{ lakehouse_create_table_sql(relation, compiled_code) }}
   {%- endif -%}
+{%- endmacro %}
+
+{% macro lakehouse_create_table_sql(relation, select_sql, column_names=none) -%}
+  {#- column_names: the query's columns when the caller has them already, so partition_by is
+      validated without planning the query once more. -#}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config and contract_config.enforced -%}
+    {{ get_assert_columns_equivalent(select_sql) }}
+    {%- set select_sql = get_select_subquery(select_sql) -%}
+  {%- endif -%}
+  create or replace table {{ relation }}
+  using iceberg
+  {% if column_names is none -%}
+    {{ lakehouse_partition_clause(select_sql) }}
+  {%- else -%}
+    {{ lakehouse_partition_clause_for(column_names) }}
+  {%- endif %}
+  {{ comment_clause() }}
+  {{ lakehouse_tblproperties_clause() }}
+  as
+  {{ select_sql }}
 {%- endmacro %}
 
 {% macro lakehouse_partition_clause(compiled_code) -%}
@@ -50,7 +60,7 @@
   {%- if properties -%}
     tblproperties (
       {%- for name, value in properties.items() %}
-      '{{ name | replace("'", "\\'") }}' = '{{ (value | string) | replace("'", "\\'") }}'{{ ',' if not loop.last }}
+      {{ lakehouse_sql_string(name) }} = {{ lakehouse_sql_string(value) }}{{ ',' if not loop.last }}
       {%- endfor %}
     )
   {%- endif -%}

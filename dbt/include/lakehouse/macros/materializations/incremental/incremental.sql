@@ -1,8 +1,10 @@
 {% materialization incremental, adapter='lakehouse', supported_languages=['sql'] -%}
   {#- First run, --full-refresh, or a view in the way: CREATE OR REPLACE TABLE (atomic, history
-      kept; never drop-then-create). Otherwise the new rows become a temporary view and the
-      strategy's one statement (one Iceberg commit) applies them. Everything is validated
-      before any SQL runs. -#}
+      kept; never drop-then-create) of the rows the strategy would leave in an empty table, so
+      a model's rows never depend on whether its table existed. Otherwise the new rows become
+      a temporary view and the strategy's one statement (one Iceberg commit) applies them.
+      Both paths check the same configs against the model's columns before anything is
+      written. -#}
   {%- set unique_key = config.get('unique_key') -%}
   {%- set strategy = lakehouse_validate_incremental_strategy(config.get('incremental_strategy'), unique_key) -%}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
@@ -24,7 +26,7 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- if not incremental_run -%}
-    {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+    {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, compiled_code) -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
@@ -32,8 +34,10 @@
     {%- call statement('create_tmp_relation') -%}
       {{ create_table_as(True, tmp_relation, compiled_code) }}
     {%- endcall -%}
+    {%- set model_columns = adapter.get_columns_in_relation(tmp_relation) -%}
+    {%- do lakehouse_validate_incremental_columns(strategy, model_columns) -%}
     {#- Checked on every run: partition_by must still name columns the model produces. -#}
-    {%- do lakehouse_partition_clause_for(adapter.get_columns_in_relation(tmp_relation) | map(attribute='name') | list) -%}
+    {%- do lakehouse_partition_clause_for(model_columns | map(attribute='name') | list) -%}
     {%- set dest_columns = process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
     {%- if not dest_columns -%}
       {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
@@ -42,7 +46,7 @@
       {%- do adapter.materialize_temp_view(tmp_relation.identifier) -%}
     {%- endif -%}
     {%- if strategy == 'merge' and not config.get('latest_by') -%}
-      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key, dest_columns) -%}
+      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key) -%}
     {%- endif -%}
     {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
     {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}

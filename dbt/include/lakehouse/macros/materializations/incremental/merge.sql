@@ -11,18 +11,15 @@
 
 {% macro lakehouse__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates=none) %}
   {#- Keys match null-safely (<=>): a NULL key updates its earlier row instead of piling up
-      duplicates run after run. delete_condition and latest_by are evaluated on the source
-      rows alone (inside the USING subquery), so `op = 'd'` never clashes with a target
-      column of the same name. With latest_by, one row per key survives: greatest latest_by
-      entries first (NULLs last), then the other columns in model order, greatest first. -#}
+      duplicates run after run. The new rows pass through lakehouse_merge_new_rows
+      (latest_by, delete_condition) inside the USING subquery, so `op = 'd'` never clashes
+      with a target column of the same name. -#}
   {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
   {%- set update_columns = get_merge_update_columns(config.get('merge_update_columns'),
                                                     config.get('merge_exclude_columns'),
                                                     dest_columns) -%}
   {%- set delete_condition = config.get('delete_condition') -%}
-  {%- set latest_by = config.get('latest_by') -%}
-  {%- set latest_by = [latest_by] if latest_by is string else (latest_by or []) | list -%}
-  {%- set keys = lakehouse_key_columns(unique_key, dest_columns) -%}
+  {%- set keys = lakehouse_key_columns(unique_key) -%}
   {%- for key in keys -%}
     {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' <=> DBT_INTERNAL_DEST.' ~ key) -%}
   {%- endfor -%}
@@ -33,28 +30,9 @@
   {%- set sql_header = config.get('sql_header') -%}
   {{ sql_header if sql_header is not none }}
   merge into {{ target }} as DBT_INTERNAL_DEST
-  {%- if delete_condition or latest_by %}
+  {%- if delete_condition or config.get('latest_by') %}
   using (
-    select {{ insert_cols | join(', ') }}
-    {%- if delete_condition %},
-      coalesce(({{ delete_condition }}), false) as __dbt_lakehouse_delete
-    {%- endif %}
-    {%- if latest_by %}
-    from (
-      select *, row_number() over (
-        partition by {{ keys | join(', ') }}
-        order by
-          {%- for expression in latest_by %}
-          ({{ expression }}) desc nulls last,
-          {%- endfor %}
-          {{ lakehouse_tie_break(dest_columns, keys) }}
-      ) as __dbt_lakehouse_rank
-      from {{ source }}
-    ) as DBT_INTERNAL_RANKED
-    where __dbt_lakehouse_rank = 1
-    {%- else %}
-    from {{ source }}
-    {%- endif %}
+    {{ lakehouse_merge_new_rows(source, keys, dest_columns) }}
   ) as DBT_INTERNAL_SOURCE
   {%- else %}
   using {{ source }} as DBT_INTERNAL_SOURCE
@@ -73,6 +51,63 @@
     values ({% for col in insert_cols %}DBT_INTERNAL_SOURCE.{{ col }}{{ ', ' if not loop.last }}{% endfor %})
 {% endmacro %}
 
+{% macro lakehouse_merge_new_rows(source, keys, columns, check_keys=false) %}
+  {#- The new rows as a merge applies them, one SELECT over `source` (a relation, or an
+      aliased subquery): with latest_by, one row per key survives, greatest latest_by
+      entries first (NULLs last), then the other columns in model order, greatest first;
+      without it and with check_keys, a repeated key fails the statement, naming it; with
+      delete_condition, each row carries __dbt_lakehouse_delete (NULL counts as false). -#}
+  {%- set delete_condition = config.get('delete_condition') -%}
+  {%- set latest_by = config.get('latest_by') -%}
+  {%- set latest_by = [latest_by] if latest_by is string else (latest_by or []) | list -%}
+  select {{ columns | map(attribute='quoted') | join(', ') }}
+    {%- if delete_condition %},
+      coalesce(({{ delete_condition }}), false) as __dbt_lakehouse_delete
+    {%- endif %}
+  {%- if latest_by %}
+    from (
+      select *, row_number() over (
+        partition by {{ keys | join(', ') }}
+        order by
+          {%- for expression in latest_by %}
+          ({{ expression }}) desc nulls last,
+          {%- endfor %}
+          {{ lakehouse_tie_break(columns, keys) }}
+      ) as __dbt_lakehouse_rank
+      from {{ source }}
+    ) as DBT_INTERNAL_RANKED
+    where __dbt_lakehouse_rank = 1
+  {%- elif check_keys %}
+    from (
+      select *, count(*) over (partition by {{ keys | join(', ') }}) as __dbt_lakehouse_key_rows
+      from {{ source }}
+    ) as DBT_INTERNAL_COUNTED
+    {#- A filter, not a column: Spark prunes unused columns, and the check with them. #}
+    where case when __dbt_lakehouse_key_rows > 1
+      then {{ lakehouse_repeated_key_error(keys, '__dbt_lakehouse_key_rows') }}
+      else true end
+  {%- else %}
+    from {{ source }}
+  {%- endif %}
+{% endmacro %}
+
+{% macro lakehouse_merge_first_build_sql(new_rows, unique_key, columns) %}
+  {#- What a merge leaves in an empty table: the new rows, one per key (latest_by, else a
+      repeated key fails), less those meeting delete_condition, which match nothing. The key
+      check runs inside this one statement, so a failure writes nothing. -#}
+  {%- set keys = lakehouse_key_columns(unique_key) -%}
+  {%- set rows_sql = lakehouse_merge_new_rows(new_rows, keys, columns, check_keys=not config.get('latest_by')) -%}
+  {%- if config.get('delete_condition') -%}
+    select {{ columns | map(attribute='quoted') | join(', ') }}
+    from (
+      {{ rows_sql }}
+    ) as DBT_INTERNAL_SOURCE
+    where not __dbt_lakehouse_delete
+  {%- else -%}
+    {{ rows_sql }}
+  {%- endif -%}
+{% endmacro %}
+
 {% macro lakehouse_tie_break(dest_columns, keys) -%}
   {#- Maps cannot be ordered in Spark: they take no part in the tie-break. -#}
   {%- set key_names = keys | map('lower') | list -%}
@@ -83,28 +118,36 @@
   {{ (order or ['1']) | join(', ') }}
 {%- endmacro %}
 
-{% macro lakehouse_assert_unique_keys(source, unique_key, dest_columns) %}
+{% macro lakehouse_assert_unique_keys(source, unique_key) %}
   {#- merge without latest_by needs one new row per key. Iceberg's own check only sees keys
       that match the target; repeated new keys would be inserted twice. One aggregate over
       the (materialized) new rows finds them before anything is written. -#}
-  {%- set keys = lakehouse_key_columns(unique_key, dest_columns) -%}
+  {%- set keys = lakehouse_key_columns(unique_key) -%}
   {%- set sql -%}
-    select {% for key in keys %}cast({{ key }} as string) as key_{{ loop.index }}, {% endfor %}count(*) as n
-    from {{ source }}
-    group by {{ keys | join(', ') }}
-    having count(*) > 1
-    limit 1
+    select {{ lakehouse_repeated_key_error(keys, '__dbt_lakehouse_key_rows') }}
+    from (
+      select {{ keys | join(', ') }}, count(*) as __dbt_lakehouse_key_rows
+      from {{ source }}
+      group by {{ keys | join(', ') }}
+      having count(*) > 1
+      limit 1
+    ) as DBT_INTERNAL_REPEATED
   {%- endset -%}
-  {%- set found = run_query(sql) -%}
-  {%- if found and found.rows | length > 0 -%}
-    {%- set row = found.rows[0] -%}
-    {%- set values = [] -%}
-    {%- for key in keys -%}
-      {%- do values.append('NULL' if row[loop.index0] is none else row[loop.index0]) -%}
-    {%- endfor -%}
-    {{ exceptions.raise_compiler_error(
-        "Model '" ~ model.name ~ "' (incremental_strategy 'merge'): the new rows hold " ~ row[keys | length]
-        ~ " rows for unique_key (" ~ keys | join(', ') ~ ") = (" ~ values | join(', ') ~ "); a merge needs at most one row per key. "
-        ~ "Set latest_by to keep the latest row per key, or make the model return one row per key. Nothing was written.") }}
-  {%- endif -%}
+  {%- do run_query(sql) -%}
 {% endmacro %}
+
+{% macro lakehouse_repeated_key_error(keys, count_sql) -%}
+  {#- One message for a repeated key, on a first build and an incremental run alike. -#}
+  {%- set key_values = [] -%}
+  {%- for key in keys -%}
+    {%- do key_values.append("coalesce(cast(" ~ key ~ " as string), 'NULL')") -%}
+  {%- endfor -%}
+  {%- set message -%}
+    concat({{ lakehouse_sql_string("Model '" ~ model.name ~ "' (incremental_strategy 'merge'): the new rows hold ") }},
+      cast({{ count_sql }} as string),
+      {{ lakehouse_sql_string(" rows for unique_key (" ~ keys | join(', ') ~ ") = (") }},
+      concat_ws(', ', {{ key_values | join(', ') }}),
+      {{ lakehouse_sql_string("); a merge needs at most one row per key. Set latest_by to keep the latest row per key, or make the model return one row per key. Nothing was written.") }})
+  {%- endset -%}
+  {{ adapter.check_failure_sql(message) }}
+{%- endmacro %}

@@ -11,10 +11,6 @@
   {%- set columns = arg_dict['dest_columns'] -%}
   {%- set event_time = config.get('event_time') -%}
   {%- set bounds = lakehouse_microbatch_bounds() -%}
-  {%- set names = columns | map(attribute='name') | map('lower') | list -%}
-  {%- if event_time | lower not in names -%}
-    {{ exceptions.raise_compiler_error("event_time '" ~ event_time ~ "' of microbatch model '" ~ model.name ~ "' is not one of its columns (" ~ (columns | map(attribute='name') | join(', ')) ~ ").") }}
-  {%- endif -%}
   {%- set et = adapter.quote(event_time) -%}
   {%- set lower_bound = "timestamp'" ~ bounds[0] ~ "'" -%}
   {%- set upper_bound = "timestamp'" ~ bounds[1] ~ "'" -%}
@@ -33,15 +29,38 @@
     values (
     {%- for col in columns %}
       {%- if col.name | lower == event_time | lower %}
-      case when DBT_INTERNAL_SOURCE.{{ col.quoted }} >= {{ lower_bound }} and DBT_INTERNAL_SOURCE.{{ col.quoted }} < {{ upper_bound }}
-        then DBT_INTERNAL_SOURCE.{{ col.quoted }}
-        else raise_error(concat('microbatch model {{ model.name }}: a new row has {{ event_time }} = ', coalesce(cast(DBT_INTERNAL_SOURCE.{{ col.quoted }} as string), 'NULL'), ', outside its batch [{{ bounds[0] }}, {{ bounds[1] }}); nothing was written'))
-      end
+      {{ lakehouse_microbatch_checked_event_time('DBT_INTERNAL_SOURCE.' ~ col.quoted, bounds) }}
       {%- else %}
       DBT_INTERNAL_SOURCE.{{ col.quoted }}
       {%- endif %}{{ ',' if not loop.last }}
     {%- endfor %})
 {% endmacro %}
+
+{% macro lakehouse_microbatch_first_build_sql(new_rows, columns) %}
+  {#- A first batch creates the table from its own rows, checked against its window as an
+      incremental batch's are: a row outside it fails the statement, which writes nothing. -#}
+  {%- set event_time = config.get('event_time') | lower -%}
+  {%- set bounds = lakehouse_microbatch_bounds() -%}
+  select
+  {%- for col in columns %}
+    {{ lakehouse_microbatch_checked_event_time(col.quoted, bounds) ~ ' as ' ~ col.quoted if col.name | lower == event_time else col.quoted }}{{ ',' if not loop.last }}
+  {%- endfor %}
+  from {{ new_rows }}
+{% endmacro %}
+
+{% macro lakehouse_microbatch_checked_event_time(value, bounds) -%}
+  {#- The event_time of a new row, or a failure when it falls outside the batch window (a
+      rerun of the batch would not replace it, so it would be duplicated). -#}
+  {%- set message -%}
+    concat({{ lakehouse_sql_string("microbatch model " ~ model.name ~ ": a new row has " ~ config.get('event_time') ~ " = ") }},
+      coalesce(cast({{ value }} as string), 'NULL'),
+      {{ lakehouse_sql_string(", outside its batch [" ~ bounds[0] ~ ", " ~ bounds[1] ~ "); nothing was written") }})
+  {%- endset -%}
+  case when {{ value }} >= timestamp'{{ bounds[0] }}' and {{ value }} < timestamp'{{ bounds[1] }}'
+    then {{ value }}
+    else {{ adapter.check_failure_sql(message) }}
+  end
+{%- endmacro %}
 
 {% macro lakehouse_microbatch_bounds() %}
   {#- The batch window as UTC timestamp text; dbt sets it per batch (model.batch since 1.9,

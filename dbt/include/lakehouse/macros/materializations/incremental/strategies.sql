@@ -45,7 +45,7 @@
   {%- set target = arg_dict['target_relation'] -%}
   {%- set source = arg_dict['temp_relation'] -%}
   {%- set columns = arg_dict['dest_columns'] -%}
-  {%- set keys = lakehouse_key_columns(arg_dict['unique_key'], columns) -%}
+  {%- set keys = lakehouse_key_columns(arg_dict['unique_key']) -%}
   {%- set key_names = keys | map('lower') | list -%}
   {%- set predicates = arg_dict['incremental_predicates'] or [] -%}
   merge into {{ target }} as DBT_INTERNAL_DEST
@@ -80,12 +80,8 @@
   `__dbt_src_{{ column_name | replace('`', '``') }}`
 {%- endmacro %}
 
-{% macro lakehouse_key_columns(unique_key, dest_columns) %}
-  {#- unique_key as a list of column names, each checked against the model's columns. -#}
-  {%- set keys = [unique_key] if unique_key is string else (unique_key or []) | list -%}
-  {%- set names = dest_columns | map(attribute='name') | map('lower') | list -%}
-  {%- for key in keys if key | lower not in names -%}
-    {{ exceptions.raise_compiler_error("unique_key '" ~ key ~ "' of model '" ~ model.name ~ "' is not one of its columns (" ~ (dest_columns | map(attribute='name') | join(', ')) ~ "); unique_key must name columns.") }}
-  {%- endfor -%}
-  {{ return(keys) }}
+{% macro lakehouse_key_columns(unique_key) %}
+  {#- unique_key as a list of column names (checked against the model's columns before any
+      SQL runs: lakehouse_validate_incremental_columns). -#}
+  {{ return([unique_key] if unique_key is string else (unique_key or []) | list) }}
 {% endmacro %}

@@ -26,3 +26,13 @@
     {{ exceptions.raise_compiler_error("incremental_strategy 'insert_overwrite' replaces the partitions present in the new rows, but table " ~ existing_relation ~ " of model '" ~ model.name ~ "' is unpartitioned (it was created before partition_by was set), so the whole table would be replaced. Run `dbt run --full-refresh -s " ~ model.name ~ "` to create it with partition_by, or use incremental_strategy 'replace' to replace the whole table on purpose. Nothing was written.") }}
   {%- endif -%}
 {% endmacro %}
+
+{% macro lakehouse_validate_incremental_columns(strategy, columns) %}
+  {#- The configs that name columns, against the columns the model's query produces: run on
+      the first build, a full refresh and an incremental run alike. -#}
+  {%- set named = {} -%}
+  {%- for key in ['unique_key', 'merge_update_columns', 'merge_exclude_columns', 'latest_by', 'event_time'] -%}
+    {%- do named.update({key: config.get(key)}) -%}
+  {%- endfor -%}
+  {%- do adapter.validate_incremental_columns(model.name, strategy, named, columns) -%}
+{% endmacro %}
