@@ -245,7 +245,6 @@ def test_final_conflict_names_the_table_and_the_other_writers_commit() -> None:
     ) in message
     assert "Iceberg said: org.apache.iceberg.exceptions.CommitFailedException" in message
     assert "`lakehouse`.`s`.`orders`.snapshots" in spark.statements[-1]
-    assert info.value.retryable
 
 
 def test_final_conflict_without_snapshots_uses_icebergs_ids() -> None:

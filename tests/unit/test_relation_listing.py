@@ -5,8 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse.exceptions import (
+    AccessDeniedError,
+    CatalogUnreachableError,
+    LakehouseDatabaseError,
+    NamespaceMissingError,
+    ViewsUnsupportedError,
+    engine_error_type,
+)
 from dbt.adapters.lakehouse.impl import LakehouseAdapter
 from dbt.adapters.lakehouse.relation import LakehouseRelation
 
@@ -39,7 +47,7 @@ def test_tables_and_views_are_listed_and_temp_views_skipped() -> None:
 
 
 def test_missing_namespace_means_no_relations() -> None:
-    missing = DbtDatabaseError("[SCHEMA_NOT_FOUND] The schema `analytics` cannot be found.")
+    missing = NamespaceMissingError("The schema `analytics` cannot be found.")
     assert ListingOnly({"tables": missing}).list_relations_without_caching(SCHEMA) == []
 
 
@@ -47,7 +55,7 @@ def test_a_catalog_without_views_still_lists_tables() -> None:
     adapter = ListingOnly(
         {
             "tables": [("analytics", "orders", False)],
-            "views": DbtDatabaseError("[MISSING_CATALOG_ABILITY.VIEWS] does not support views"),
+            "views": ViewsUnsupportedError("the catalog does not support views"),
         }
     )
     assert [r.identifier for r in adapter.list_relations_without_caching(SCHEMA)] == ["orders"]
@@ -56,12 +64,45 @@ def test_a_catalog_without_views_still_lists_tables() -> None:
 @pytest.mark.parametrize(
     "failure",
     [
-        "Connection refused: catalog at http://127.0.0.1:1/ is unreachable",
-        "NotAuthorizedException: Not authorized",
-        "AccessDeniedException: s3://bucket/warehouse",
+        CatalogUnreachableError("catalog at http://127.0.0.1:1/ is unreachable"),
+        AccessDeniedError("NotAuthorizedException: Not authorized"),
+        LakehouseDatabaseError("[SCHEMA_NOT_FOUND] in a message, but not the missing-schema type"),
     ],
 )
-def test_any_other_failure_raises_instead_of_reading_as_empty(failure: str) -> None:
-    adapter = ListingOnly({"tables": DbtDatabaseError(failure), "views": []})
+def test_any_other_failure_raises_instead_of_reading_as_empty(failure: Exception) -> None:
+    adapter = ListingOnly({"tables": failure, "views": []})
     with pytest.raises(DbtRuntimeError, match="Database Error"):
         adapter.list_relations_without_caching(SCHEMA)
+    # A catalog without views is only "no views", never "no tables".
+    adapter = ListingOnly({"tables": ViewsUnsupportedError("no views"), "views": []})
+    with pytest.raises(ViewsUnsupportedError):
+        adapter.list_relations_without_caching(SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[SCHEMA_NOT_FOUND] The schema `a` cannot be found.", "NamespaceMissingError"),
+        ("org.apache.iceberg.exceptions.NoSuchNamespaceException: x", "NamespaceMissingError"),
+        ("[TABLE_OR_VIEW_NOT_FOUND] The table or view `t`", "RelationMissingError"),
+        (
+            "[MISSING_CATALOG_ABILITY.VIEWS] Catalog h does not support VIEWS.",
+            "ViewsUnsupportedError",
+        ),
+        (
+            "CommitFailedException: Requirement failed: branch main has changed",
+            "CommitConflictError",
+        ),
+        ("AccessDeniedException: s3a://b/w: getFileStatus on s3a://b/w: 403", "AccessDeniedError"),
+        ("NotAuthorizedException: Not authorized: token rejected", "AccessDeniedError"),
+        (
+            "RESTException: Error occurred while processing GET request\n"
+            "caused by: org.apache.hc.client5.http.HttpHostConnectException: refused",
+            "CatalogUnreachableError",
+        ),
+        ("java.lang.RuntimeException: [dbt-lakehouse check] key 7 repeats", "DataCheckError"),
+        ("[DIVIDE_BY_ZERO] Division by zero.", "LakehouseDatabaseError"),
+    ],
+)
+def test_engine_errors_are_classified_once_by_type(text: str, expected: str) -> None:
+    assert engine_error_type(text).__name__ == expected

@@ -22,8 +22,8 @@ from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.depot import Depot, _safe_url
 from dbt.adapters.lakehouse.exceptions import (
     DataCheckError,
-    LakehouseDatabaseError,
     engine_error_text,
+    engine_error_type,
     explain_engine_error,
     failed_check_message,
 )
@@ -95,7 +95,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
             uri = depot.catalog.uri if remote and depot is not None else None
             explained = explain_engine_error(text, _safe_url(uri) if uri else None)
             message = f"{explained}\n{text}" if explained else text
-            raise LakehouseDatabaseError(message) from exc
+            raise engine_error_type(text)(message) from exc
 
     def execute(
         self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None

@@ -6,15 +6,31 @@ Secrets never live here as plain fields worth printing: an inline depot may carr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dbt.adapters.contracts.connection import Credentials
 from dbt_common.dataclass_schema import dbtClassMixin
+from dbt_common.exceptions import DbtRuntimeError
 
 DEFAULT_CATALOG_NAME = "lakehouse"
 DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
+# Upper bound for commit_retries: the backoff caps at 8 s a try, so 20 tries is minutes of
+# waiting already; more hides a writer that will never win.
+MAX_COMMIT_RETRIES = 20
+
+
+def unknown_key_problems(given: Iterable[Any], accepted: Iterable[str], where: str) -> list[str]:
+    """One problem per key not in `accepted`, naming the nearest accepted key when one is close."""
+    accepted = sorted(accepted)
+    problems = []
+    for key in sorted(str(k) for k in given if k not in accepted):
+        nearest = difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
+        hint = f" Did you mean '{nearest[0]}'?" if nearest else ""
+        problems.append(f"Unknown {where} key '{key}'.{hint} Accepted: {', '.join(accepted)}.")
+    return problems
 
 
 @dataclass
@@ -58,6 +74,36 @@ class LakehouseCredentials(Credentials):
         if not data.get("database"):
             data["database"] = DEFAULT_CATALOG_NAME
         return data
+
+    @classmethod
+    def validate(cls, data: Any) -> None:
+        """Refuse keys the adapter does not know (a typo such as `aws_regon` would otherwise be
+        ignored, and the default used without a word) and values out of range, all at once."""
+        if not isinstance(data, Mapping):
+            super().validate(data)
+            return
+        # `threads` and `type` belong to dbt; they may still be in the target when it is read,
+        # and so may the aliases (catalog, namespace).
+        accepted = {f.name for f in fields(cls) if not f.name.startswith("_")}
+        accepted |= {"threads", "type", *cls._ALIASES}
+        problems = unknown_key_problems(data, accepted, "profile")
+        spark = data.get("spark")
+        if isinstance(spark, Mapping):
+            spark_keys = {f.name for f in fields(SparkOptions)}
+            problems += unknown_key_problems(spark, spark_keys, "profile `spark:`")
+        retries = data.get("commit_retries")
+        if retries is not None and not (
+            isinstance(retries, int)
+            and not isinstance(retries, bool)
+            and 0 <= retries <= MAX_COMMIT_RETRIES
+        ):
+            problems.append(
+                f"commit_retries must be a whole number from 0 to {MAX_COMMIT_RETRIES}; got "
+                f"{retries!r}."
+            )
+        if problems:
+            raise DbtRuntimeError("\n".join(problems))
+        super().validate(data)
 
     @property
     def type(self) -> str:

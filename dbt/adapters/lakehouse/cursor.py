@@ -17,7 +17,8 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlparse
@@ -25,8 +26,9 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.exceptions import (
     CommitConflictError,
+    ReadOnlyDepotError,
     engine_error_text,
-    is_commit_conflict,
+    engine_error_type,
 )
 
 if TYPE_CHECKING:
@@ -89,11 +91,16 @@ class LakehouseCursor:
         job_group: str,
         commit_retries: int = 4,
         sleep: Callable[[float], None] = time.sleep,
+        read_only: Mapping[str, str] | None = None,
+        node: str | None = None,
     ) -> None:
         self._spark = spark
         self._job_group = job_group
         self._commit_retries = commit_retries
         self._sleep = sleep
+        # catalog name (lower case) -> the depot mounted there read-only, for messages
+        self._read_only = {k.lower(): v for k, v in (read_only or {}).items()}
+        self._node = node
         self._df: DataFrame | None = None
         self._rows: list[tuple[Any, ...]] | None = None
 
@@ -115,8 +122,26 @@ class LakehouseCursor:
         self._rows = None
         args = list(bindings) if bindings else None
         statements = split_statements(sql)
+        for statement in statements:  # every one is checked before the first one runs
+            self._refuse_read_only_write(statement)
         for statement in statements:
             self._df = self._run_with_commit_retries(statement, args)
+
+    def _refuse_read_only_write(self, statement: str) -> None:
+        if not self._read_only:
+            return
+        written = written_object(statement)
+        if written is None or written.catalog is None:
+            return
+        depot = self._read_only.get(written.catalog.lower())
+        if depot is not None:
+            by = f"Model '{self._node}'" if self._node else "A statement"
+            raise ReadOnlyDepotError(
+                f"{by} tried to write {written.name} in catalog '{written.catalog}', where depot "
+                f"{depot} is mounted read-only (profile `depots:` read_only: true). Nothing was "
+                "written. Fix: write the model to another catalog (config `database`), or drop "
+                "read_only for that depot."
+            )
 
     def _run_with_commit_retries(self, statement: str, args: list[Any] | None) -> DataFrame:
         attempt = 0
@@ -128,7 +153,7 @@ class LakehouseCursor:
                 return self._sql(statement, args)
             except Exception as exc:
                 text = engine_error_text(exc)
-                if not is_commit_conflict(text):
+                if engine_error_type(text) is not CommitConflictError:
                     raise
                 if attempt >= self._commit_retries:
                     raise CommitConflictError(
@@ -191,20 +216,63 @@ class LakehouseCursor:
 
 
 # --- what a lost commit race tells the user ----------------------------------------------------
-_WRITE_TARGET = re.compile(
-    r"^\s*(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
-    r"|(?:create\s+or\s+replace|replace|create)\s+table(?:\s+if\s+not\s+exists)?"
-    r"|alter\s+table)\s+(?P<name>(?:`[^`]+`|[\w$]+)(?:\s*\.\s*(?:`[^`]+`|[\w$]+))*)",
-    re.IGNORECASE,
-)
 _SNAPSHOT_IDS = re.compile(r"expected id (\d+) != (\d+)")
+_NAME = r"(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))*)"
+# Statements that change a catalog, by what they name: a table or view (catalog.ns.name), a
+# namespace (catalog.ns), or a procedure (catalog.system.proc).
+_WRITES = (
+    (
+        "relation",
+        re.compile(
+            r"^\s*(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
+            r"|(?:create\s+or\s+replace|replace|create)(?:\s+temporary)?\s+(?:table|view)"
+            r"(?:\s+if\s+not\s+exists)?|alter\s+(?:table|view)|drop\s+(?:table|view)"
+            r"(?:\s+if\s+exists)?|truncate\s+table|comment\s+on\s+(?:table|view))\s+" + _NAME,
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "namespace",
+        re.compile(
+            r"^\s*(?:create|drop|alter)\s+(?:schema|namespace|database)"
+            r"(?:\s+if\s+(?:not\s+)?exists)?\s+" + _NAME,
+            re.IGNORECASE,
+        ),
+    ),
+    ("procedure", re.compile(r"^\s*call\s+" + _NAME, re.IGNORECASE)),
+)
+
+
+@dataclass(frozen=True)
+class WrittenObject:
+    name: str  # as written, e.g. `raw`.`sales`.`orders`
+    catalog: str | None  # None: the session's default catalog
+
+
+def _name_parts(name: str) -> list[str]:
+    return [
+        part.strip("`").replace("``", "`") for part in re.findall(r"`(?:[^`]|``)+`|[\w$]+", name)
+    ]
+
+
+def written_object(statement: str) -> WrittenObject | None:
+    """What a statement changes and in which catalog, or None for a read-only statement."""
+    plain = sqlparse.format(statement, strip_comments=True).strip()
+    for kind, pattern in _WRITES:
+        match = pattern.match(plain)
+        if match is None:
+            continue
+        name = re.sub(r"\s+", "", match.group("name"))
+        parts = _name_parts(name)
+        qualified = len(parts) >= (2 if kind == "namespace" else 3)
+        return WrittenObject(name=name, catalog=parts[0] if qualified else None)
+    return None
 
 
 def write_target(statement: str) -> str | None:
-    """The table a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
-    plain = sqlparse.format(statement, strip_comments=True).strip()
-    match = _WRITE_TARGET.match(plain)
-    return re.sub(r"\s+", "", match.group("name")) if match else None
+    """The object a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
+    written = written_object(statement)
+    return written.name if written else None
 
 
 def latest_snapshot(spark: Any, table: str) -> str | None:

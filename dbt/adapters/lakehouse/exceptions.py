@@ -31,20 +31,40 @@ class PreflightError(DbtRuntimeError):
     MESSAGE = "Lakehouse preflight error"
 
 
+class ReadOnlyDepotError(DbtRuntimeError):
+    """A statement would write into a catalog whose depot is mounted read-only."""
+
+    CODE = 10104
+    MESSAGE = "Lakehouse read-only depot"
+
+
 class PartitionConfigError(CompilationError):
     """A model's `partition_by` cannot be rendered as an Iceberg partition spec."""
 
 
 class LakehouseDatabaseError(DbtDatabaseError):
-    """Spark or Iceberg refused a statement.
+    """Spark or Iceberg refused a statement. The connection layer raises the subclass that
+    names what went wrong (engine_error_type), so callers check types, never message text."""
 
-    `retryable` marks errors where running the same statement again may succeed (an Iceberg
-    commit that lost a race with another writer).
-    """
 
-    def __init__(self, msg: str, retryable: bool = False) -> None:
-        super().__init__(msg)
-        self.retryable = retryable
+class NamespaceMissingError(LakehouseDatabaseError):
+    """The namespace (schema) does not exist in the catalog."""
+
+
+class RelationMissingError(LakehouseDatabaseError):
+    """The table or view does not exist."""
+
+
+class ViewsUnsupportedError(LakehouseDatabaseError):
+    """The catalog cannot hold views (the hadoop catalog)."""
+
+
+class AccessDeniedError(LakehouseDatabaseError):
+    """The storage or the catalog refused the credentials or the operation."""
+
+
+class CatalogUnreachableError(LakehouseDatabaseError):
+    """The catalog service could not be reached."""
 
 
 class DataCheckError(LakehouseDatabaseError):
@@ -53,13 +73,12 @@ class DataCheckError(LakehouseDatabaseError):
 
 
 class CommitConflictError(LakehouseDatabaseError):
-    """Another writer committed to the same table first, and retries ran out."""
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(msg, retryable=True)
+    """Another writer committed to the same table first (and, when raised by the cursor,
+    retries ran out)."""
 
 
-# Spark and Iceberg report these conditions only as text (class names, error classes).
+# Spark and Iceberg report these conditions only as text (class names, error classes); this is
+# the one place that reads it.
 _NAMESPACE_MISSING = ("[SCHEMA_NOT_FOUND]", "NoSuchNamespaceException", "Namespace does not exist")
 _RELATION_MISSING = ("[TABLE_OR_VIEW_NOT_FOUND]", "NoSuchTableException", "NoSuchViewException")
 _COMMIT_CONFLICT = (
@@ -71,6 +90,31 @@ _COMMIT_CONFLICT = (
     "Requirement failed: table metadata changed",
     "Commit failed: Requirement failed",
 )
+_ACCESS_DENIED = (
+    "Status Code: 403",
+    "AccessDeniedException",
+    "NotAuthorizedException",
+    "org.apache.iceberg.exceptions.ForbiddenException",
+)
+
+
+def engine_error_type(text: str) -> type[LakehouseDatabaseError]:
+    """The error type for an engine error's text (engine_error_text)."""
+    if failed_check_message(text) is not None:
+        return DataCheckError
+    if any(marker in text for marker in _COMMIT_CONFLICT):
+        return CommitConflictError
+    if any(marker in text for marker in _NAMESPACE_MISSING):
+        return NamespaceMissingError
+    if any(marker in text for marker in _RELATION_MISSING):
+        return RelationMissingError
+    if "MISSING_CATALOG_ABILITY" in text or "does not support views" in text.lower():
+        return ViewsUnsupportedError
+    if any(marker in text for marker in _ACCESS_DENIED):
+        return AccessDeniedError
+    if "RESTException" in text and any(marker in text for marker in _REST_UNREACHABLE):
+        return CatalogUnreachableError
+    return LakehouseDatabaseError
 
 
 # A check in the adapter's SQL fails with raise_error(<tag><message>); Spark wraps the message
@@ -110,22 +154,6 @@ def engine_error_text(exc: BaseException) -> str:
     text = str(exc).strip()
     # PySpark appends the JVM stack trace after this marker when it is enabled.
     return text.split("\n\nJVM stacktrace:")[0]
-
-
-def is_namespace_missing(text: str) -> bool:
-    return any(marker in text for marker in _NAMESPACE_MISSING)
-
-
-def is_relation_missing(text: str) -> bool:
-    return any(marker in text for marker in _RELATION_MISSING)
-
-
-def is_views_unsupported(text: str) -> bool:
-    return "MISSING_CATALOG_ABILITY" in text or "does not support views" in text.lower()
-
-
-def is_commit_conflict(text: str) -> bool:
-    return any(marker in text for marker in _COMMIT_CONFLICT)
 
 
 # --- what an engine error means for the user ---------------------------------------------------

@@ -23,17 +23,16 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.sql import SQLAdapter
 from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
-from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.utils import executor
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager, LakehouseHandle
 from dbt.adapters.lakehouse.exceptions import (
+    NamespaceMissingError,
+    RelationMissingError,
+    ViewsUnsupportedError,
     check_failure_sql,
-    is_namespace_missing,
-    is_relation_missing,
-    is_views_unsupported,
 )
 from dbt.adapters.lakehouse.incremental import (
     TypeChange,
@@ -167,12 +166,12 @@ class LakehouseAdapter(SparkAdapter):
                 rows = self.execute_macro(
                     SHOW_RELATIONS_MACRO, kwargs={"schema_relation": schema_relation, "kind": kind}
                 )
-            except DbtRuntimeError as exc:
+            except NamespaceMissingError:
                 # Only a namespace that does not exist means "no relations"; any other failure
                 # (catalog down, permission) must surface, or dbt would rebuild over history.
-                if is_namespace_missing(str(exc)):
-                    return []
-                if kind == "views" and is_views_unsupported(str(exc)):
+                return []
+            except ViewsUnsupportedError:
+                if kind == "views":
                     continue  # e.g. the hadoop catalog: it cannot hold views at all
                 raise
             for row in rows:
@@ -205,10 +204,8 @@ class LakehouseAdapter(SparkAdapter):
         """Columns and table details from one DESCRIBE EXTENDED; None if it does not exist."""
         try:
             rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
-        except DbtRuntimeError as exc:
-            if is_relation_missing(str(exc)) or is_namespace_missing(str(exc)):
-                return None
-            raise
+        except (RelationMissingError, NamespaceMissingError):
+            return None
         columns: list[LakehouseColumn] = []
         details: dict[str, str] = {}
         partitioning: list[str] = []

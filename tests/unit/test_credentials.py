@@ -1,0 +1,49 @@
+"""Profile targets: an unknown key or an out-of-range value is refused, naming the nearest key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+
+
+def validate(**target: Any) -> None:
+    LakehouseCredentials.validate({"schema": "analytics", **target})
+
+
+def test_known_keys_and_dbt_keys_pass() -> None:
+    validate(
+        threads=4,
+        type="lakehouse",
+        catalog="lakehouse",
+        depot="dataos://lake",
+        aws_region="us-east-1",
+        commit_retries=0,
+        spark={"master": "local[2]", "driver_memory": "2g"},
+    )
+
+
+def test_typos_name_the_nearest_key_and_every_problem_is_reported() -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        validate(aws_regon="us-east-1", spark={"mastr": "local[2]"}, commit_retries=-1)
+    text = str(raised.value)
+    assert "Unknown profile key 'aws_regon'. Did you mean 'aws_region'?" in text
+    assert "Unknown profile `spark:` key 'mastr'. Did you mean 'master'?" in text
+    assert "commit_retries must be a whole number from 0 to 20; got -1." in text
+
+
+@pytest.mark.parametrize("value", [-1, 21, True, "3"])
+def test_commit_retries_out_of_range_is_refused(value: object) -> None:
+    with pytest.raises(Exception, match="commit_retries"):
+        validate(commit_retries=value)
+
+
+def test_a_key_far_from_any_known_one_lists_the_accepted_keys() -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        validate(colour="blue")
+    text = str(raised.value)
+    assert "Unknown profile key 'colour'. Accepted: aws_endpoint" in text
+    assert "Did you mean" not in text
