@@ -17,8 +17,9 @@ from dbt.adapters.lakehouse.depot import (
     resolve_depot,
 )
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.secrets import REDACTION_REGEX, is_secret_key, scrub
 from dbt.adapters.lakehouse.sparkconf import (
-    REDACTION_REGEX,
+    S3_FILE_IO,
     S3A_LIMITS,
     SparkConfPlan,
     build_spark_conf_plan,
@@ -83,9 +84,7 @@ def test_common_keys(kind: str) -> None:
     assert plan.conf[C] == "org.apache.iceberg.spark.SparkCatalog"
     assert plan.conf["spark.sql.defaultCatalog"] == "lh"
     assert plan.conf[f"{C}.warehouse"] == "s3://bkt/wh"
-    assert plan.conf["spark.redaction.regex"] == (
-        "(?i)secret|password|token|access[.]key|apikey|credential"
-    )
+    assert plan.conf["spark.redaction.regex"] == REDACTION_REGEX
     assert "iceberg" in plan.jar_needs
 
 
@@ -352,6 +351,30 @@ def test_no_secret_in_conf(case: str) -> None:
     if isinstance(storage, S3Storage):
         expected |= {ACCESS_KEY, SECRET_KEY, SESSION_TOKEN}
     assert runtime == expected
+
+
+def test_one_pattern_keeps_every_secret_out_of_conf_and_redacts_it() -> None:
+    # The S3FileIO route's keys (s3.access-key-id) once escaped Spark's redaction regex.
+    s3fileio = S3Storage(bucket="bkt", relative_path="wh", region="us-east-1")
+    plan = build_spark_conf_plan(
+        Depot(
+            name="d",
+            storage=s3fileio,
+            catalog=CatalogSpec(type="rest", uri="http://cat", properties={"io-impl": S3_FILE_IO}),
+            secrets=ALL_SECRETS,
+            source="test",
+        ),
+        "lh",
+    )
+    redacted = re.compile(REDACTION_REGEX)
+    assert f"{C}.s3.access-key-id" in plan.secret_catalog_conf
+    for key in plan.secret_catalog_conf:
+        assert redacted.search(key) and is_secret_key(key), key
+    assert not any(is_secret_key(key) for key in plan.conf), plan.conf
+    assert not set(plan.conf.values()) & set(SECRET_VALUES)
+    assert (
+        scrub(f"denied for {ACCESS_KEY} / {SECRET_KEY}", SECRET_VALUES) == "denied for **** / ****"
+    )
 
 
 def test_redaction_regex_covers_the_secret_keys() -> None:

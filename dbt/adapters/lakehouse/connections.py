@@ -8,7 +8,7 @@ atomic commit, so begin/commit/rollback are no-ops.
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,6 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
-from dbt.adapters.lakehouse.depot import Depot, _safe_url
 from dbt.adapters.lakehouse.exceptions import (
     DataCheckError,
     engine_error_text,
@@ -27,8 +26,9 @@ from dbt.adapters.lakehouse.exceptions import (
     explain_engine_error,
     failed_check_message,
 )
-from dbt.adapters.lakehouse.preflight import scrub, secret_values
-from dbt.adapters.lakehouse.session import get_spark, resolve_profile_depot
+from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
+from dbt.adapters.lakehouse.secrets import safe_url, scrub
+from dbt.adapters.lakehouse.session import ENGINE
 
 if TYPE_CHECKING:
     import agate
@@ -40,13 +40,27 @@ logger = AdapterLogger("Lakehouse")
 class LakehouseHandle:
     """What dbt holds as `connection.handle`."""
 
-    def __init__(self, spark: SparkSession, name: str, commit_retries: int) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        name: str,
+        commit_retries: int,
+        read_only: Mapping[str, str] | None = None,
+    ) -> None:
         self.spark = spark
+        self.name = name
         self.job_group = f"dbt-{name}-{threading.get_ident()}"
         self._commit_retries = commit_retries
+        self._read_only = dict(read_only or {})
 
     def cursor(self) -> LakehouseCursor:
-        return LakehouseCursor(self.spark, self.job_group, self._commit_retries)
+        return LakehouseCursor(
+            self.spark,
+            self.job_group,
+            self._commit_retries,
+            read_only=self._read_only,
+            node=self.name,
+        )
 
     def cancel(self) -> None:
         self.spark.sparkContext.cancelJobGroup(self.job_group)
@@ -66,8 +80,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
         if connection.state == ConnectionState.OPEN:
             return connection
         creds: LakehouseCredentials = connection.credentials  # type: ignore[assignment]
-        spark = get_spark(creds)
-        connection.handle = LakehouseHandle(spark, connection.name or "conn", creds.commit_retries)
+        resolved = resolve_profile(creds)
+        spark = ENGINE.get(resolved.spec)
+        connection.handle = LakehouseHandle(
+            spark, connection.name or "conn", creds.commit_retries, resolved.read_only
+        )
         connection.state = ConnectionState.OPEN
         return connection
 
@@ -78,8 +95,8 @@ class LakehouseConnectionManager(SQLConnectionManager):
         except DbtRuntimeError:
             raise
         except Exception as exc:
-            depot = self._depot()
-            hidden = secret_values(depot) if depot is not None else []
+            resolved = self._resolved()
+            hidden = resolved.secret_values() if resolved is not None else []
             text = scrub(engine_error_text(exc), hidden)
             logger.debug(f"Lakehouse: error while running:\n{sql}\n{text}")
             failed_check = failed_check_message(text)
@@ -91,9 +108,10 @@ class LakehouseConnectionManager(SQLConnectionManager):
                     "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
                     "the profile if it was memory."
                 ) from exc
+            depot = resolved.depot if resolved is not None else None
             remote = depot is not None and depot.catalog.type in ("rest", "nessie")
             uri = depot.catalog.uri if remote and depot is not None else None
-            explained = explain_engine_error(text, _safe_url(uri) if uri else None)
+            explained = explain_engine_error(text, safe_url(uri) if uri else None)
             message = f"{explained}\n{text}" if explained else text
             raise engine_error_type(text)(message) from exc
 
@@ -105,16 +123,12 @@ class LakehouseConnectionManager(SQLConnectionManager):
         with self.exception_handler(sql):
             return super().execute(sql, auto_begin=auto_begin, fetch=fetch, limit=limit)
 
-    def _depot(self) -> Depot | None:
-        """The profile's depot, to name its catalog and mask its secrets in error messages."""
-        cached: Depot | None = getattr(self, "_resolved_depot", None)
-        if cached is None:
-            try:
-                cached = resolve_profile_depot(self.profile.credentials)  # type: ignore[arg-type]
-            except Exception:  # a message without the catalog's uri beats no message
-                return None
-            self._resolved_depot = cached
-        return cached
+    def _resolved(self) -> ResolvedProfile | None:
+        """The profile's depots, to name the catalog and mask every secret in messages."""
+        try:
+            return resolve_profile(self.profile.credentials)  # type: ignore[arg-type]
+        except Exception:  # a message without the catalog's uri beats no message
+            return None
 
     def cancel(self, connection: Connection) -> None:
         handle = connection.handle

@@ -58,6 +58,9 @@ class LakehouseCredentials(Credentials):
     database: str = DEFAULT_CATALOG_NAME
     schema: str = ""
     depot: str | dict[str, Any] | None = None
+    # More depots mounted as catalogs beside `depot`: {catalog name: depot or {depot, read_only,
+    # aws_region, aws_endpoint}} (mounts.py).
+    depots: dict[str, Any] | None = None
     depots_file: str | None = None
     warehouse: str | None = None
     aws_region: str | None = None

@@ -135,7 +135,7 @@ class LakehouseCursor:
             return
         depot = self._read_only.get(written.catalog.lower())
         if depot is not None:
-            by = f"Model '{self._node}'" if self._node else "A statement"
+            by = _who(self._node)
             raise ReadOnlyDepotError(
                 f"{by} tried to write {written.name} in catalog '{written.catalog}', where depot "
                 f"{depot} is mounted read-only (profile `depots:` read_only: true). Nothing was "
@@ -267,6 +267,16 @@ def written_object(statement: str) -> WrittenObject | None:
         qualified = len(parts) >= (2 if kind == "namespace" else 3)
         return WrittenObject(name=name, catalog=parts[0] if qualified else None)
     return None
+
+
+def _who(connection_name: str | None) -> str:
+    """A dbt connection's name as a subject: nodes are named by unique id (model.pkg.name)."""
+    if not connection_name:
+        return "A statement"
+    parts = connection_name.split(".")
+    if len(parts) >= 3 and parts[0] in ("model", "seed", "snapshot", "test", "unit_test"):
+        return f"{parts[0].capitalize()} '{parts[-1]}' ({connection_name})"
+    return f"dbt's step '{connection_name}'"
 
 
 def write_target(statement: str) -> str | None:

@@ -1,10 +1,10 @@
 """Depot resolution: a profile target's `depot` turned into one typed, validated `Depot`.
 
-This module owns the user's depot vocabulary (DESIGN.md, "Profiles and depots"): the embedded
+This module owns the user's depot vocabulary (docs/architecture.md, "Depots"): the embedded
 local lakehouse, `dataos://<name>` looked up in a depots file, an inline depot mapping, and the
 DataOS / Nilus environment variables; the precedence of region, endpoint and credentials; and
-`Secret`, which keeps keys out of every repr, log line and error message. Spark is not its
-business (see sparkconf.py).
+the depot types, whose reprs never show a secret (secrets.py owns what a secret is). Spark is
+not its business (see sparkconf.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from dbt.adapters.lakehouse.credentials import DEFAULT_WAREHOUSE_DIR
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.secrets import Secret, is_secret_key, safe_url, uri_has_secret
 
 DEPOT_SCHEME = "dataos"
 ENV_DEPOT = "env"
@@ -39,46 +40,6 @@ _CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$", re.DOTALL)
 _DEPOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HINT_ADDRESS = "Use depot: dataos://<depot-name>, an inline depot mapping, or env."
-
-
-class Secret:
-    """A credential that never prints: str(), repr() and format() all give "****"."""
-
-    __slots__ = ("_value",)
-    _value: str
-    _MASK = "****"
-
-    def __init__(self, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"Secret wraps a str, got {type(value).__name__}")
-        object.__setattr__(self, "_value", value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Secret is immutable")
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __str__(self) -> str:
-        return self._MASK
-
-    def __repr__(self) -> str:
-        return self._MASK
-
-    def __format__(self, format_spec: str) -> str:
-        return format(self._MASK, format_spec)
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Secret):
-            return self._value == other._value
-        return NotImplemented
-
-    # Hashable so the frozen dataclasses that hold secrets stay hashable.
-    def __hash__(self) -> int:
-        return hash((Secret, self._value))
 
 
 @dataclass(frozen=True)
@@ -151,18 +112,12 @@ class Depot:
     source: str
     embedded: bool = False
 
-
-# Keys and URIs that carry credentials: kept out of SparkConf, reprs and messages.
-_SECRET_KEY_RE = re.compile(r"(?i)secret|password|token|access[.-]key|apikey|api-key|credential")
-
-
-def is_secret_key(key: str) -> bool:
-    return bool(_SECRET_KEY_RE.search(key))
-
-
-def uri_has_secret(uri: str) -> bool:
-    parts = urlsplit(uri.removeprefix("jdbc:"))
-    return "@" in parts.netloc or bool(re.search(r"(?i)(password|secret|token)=", uri))
+    def secret_values(self) -> list[str]:
+        """Every credential the depot holds, for masking in messages (secrets.scrub)."""
+        held = (getattr(self.secrets, f.name) for f in fields(self.secrets))
+        values = [s.reveal() for s in held if isinstance(s, Secret) and s]
+        values += [v for k, v in self.catalog.properties.items() if is_secret_key(k) and v]
+        return values
 
 
 @dataclass(frozen=True)
@@ -679,7 +634,7 @@ def _resolve_storage(
         ok = False
         problems.append(
             f"The S3 endpoint from {endpoint_from} is not an http(s) URL; got "
-            f"{_safe_url(endpoint)!r}. Accepted: http://host:port or https://host."
+            f"{safe_url(endpoint)!r}. Accepted: http://host:port or https://host."
         )
     if not ok or draft.bucket is None or region is None:
         return None
@@ -772,19 +727,19 @@ def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> Catal
             return None
         if not uri.lower().startswith(("http://", "https://")):
             problems.append(
-                f"The {kind} catalog uri must be an http(s) URL; got {_safe_url(uri)!r}. "
+                f"The {kind} catalog uri must be an http(s) URL; got {safe_url(uri)!r}. "
                 "Accepted: http://host:port/path or https://host/path."
             )
     elif kind == "jdbc":
         if uri is None or not uri.lower().startswith("jdbc:"):
-            given = "it is not set" if uri is None else f"got {_safe_url(uri)!r}"
+            given = "it is not set" if uri is None else f"got {safe_url(uri)!r}"
             problems.append(
                 f"The jdbc catalog needs catalog.uri, a JDBC URL; {given}. Accepted: e.g. "
                 "jdbc:postgresql://host:5432/iceberg (the driver jar goes in spark.jars)."
             )
     elif uri is not None:
         problems.append(
-            f"The {kind} catalog takes no catalog.uri; got {_safe_url(uri)!r}. Accepted: no "
+            f"The {kind} catalog takes no catalog.uri; got {safe_url(uri)!r}. Accepted: no "
             "uri ("
             + ("Glue is found by region" if kind == "glue" else "metadata lives in the warehouse")
             + "); remove it, or choose catalog.type rest, nessie or jdbc."
@@ -869,15 +824,6 @@ def _absolute(given: str, cwd: Path, home: Path) -> Path:
     else:
         path = Path(given)
     return Path(os.path.normpath(path if path.is_absolute() else cwd / path))
-
-
-def _safe_url(url: str) -> str:
-    """A URL fit for a message: no user:password@, no query string."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        return url if not uri_has_secret(url) else "<hidden>"
-    host = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{host}{parts.path}"
 
 
 def _kind(value: object) -> str:

@@ -30,6 +30,7 @@ from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager, LakehouseHandle
 from dbt.adapters.lakehouse.exceptions import (
     NamespaceMissingError,
+    PreflightError,
     RelationMissingError,
     ViewsUnsupportedError,
     check_failure_sql,
@@ -393,22 +394,33 @@ class LakehouseAdapter(SparkAdapter):
         return {"adapter_type": "lakehouse", "table_format": "iceberg"}
 
     def debug_query(self) -> None:
-        """`dbt debug`: the depot's storage and catalog checks first, then Spark itself.
+        """`dbt debug`: every depot's storage and catalog checks first, then Spark itself.
 
         The preflight needs no Spark, so a missing bucket or a rejected token is reported in
-        seconds, with its fix, before a JVM starts.
+        seconds, with its fix, before a JVM starts. Problems of all depots come together.
         """
         from dbt.adapters.lakehouse.preflight import run_preflight
-        from dbt.adapters.lakehouse.session import resolve_profile_depot
+        from dbt.adapters.lakehouse.resolved import resolve_profile
 
-        depot = resolve_profile_depot(self.config.credentials)  # type: ignore[arg-type]
-        report = run_preflight(depot)
-        for line in report.passed:
-            logger.info(f"preflight: {line}")
-        report.raise_for_problems(self.config.credentials.depot_label)  # type: ignore[attr-defined]
+        credentials = self.config.credentials
+        resolved = resolve_profile(credentials)  # type: ignore[arg-type]
+        problems: list[PreflightError] = []
+        checks = [(credentials.depot_label, resolved.depot)]  # type: ignore[attr-defined]
+        checks += [(f"`depots: {m.catalog}` {m.label}", m.depot) for m in resolved.mounted]
+        for label, depot in checks:
+            report = run_preflight(depot)
+            for line in report.passed:
+                logger.info(f"preflight ({label}): {line}")
+            try:
+                report.raise_for_problems(label)
+            except PreflightError as exc:
+                problems.append(exc)
+        if problems:
+            raise PreflightError("\n".join(p.msg for p in problems))
         self.execute("select 1 as id")
-        # Spark's own view of the catalog: it loads and answers a listing.
-        self.execute(f"show namespaces in {self.quote(self.config.credentials.database)}")
+        # Spark's own view of each catalog: it loads and answers a listing.
+        for catalog in [credentials.database, *(m.catalog for m in resolved.mounted)]:
+            self.execute(f"show namespaces in {self.quote(catalog)}")
 
 
 __all__ = ["LakehouseAdapter", "LakehouseConfig", "AdapterConfig"]

@@ -246,8 +246,9 @@ H2_JARS = CachedJarSet(
     fetch=_debian_package("libh2-java", "2.1.214-1"),
 )
 
-# RUNTIME.md route 1: hadoop-aws matching pyspark's hadoop-client 3.3.x, with the AWS SDK v1
-# it was built against. The sdist pins pyspark 3.3.0, so it is downloaded, never installed.
+# docs/runtime.md, "S3 through s3a": hadoop-aws matching pyspark's hadoop-client 3.3.x, with
+# the AWS SDK v1 it was built against. The sdist pins pyspark 3.3.0, so it is downloaded, never
+# installed.
 _S3A_MEMBERS = {
     "hadoop-aws-3.3.1.jar": "deps/jars/hadoop-aws-3.3.1.jar",
     "aws-java-sdk-bundle-1.11.901.jar": "deps/jars/aws-java-sdk-bundle-1.11.901.jar",

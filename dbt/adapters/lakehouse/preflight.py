@@ -15,20 +15,13 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from dbt.adapters.lakehouse.depot import (
-    CatalogSpec,
-    Depot,
-    DepotSecrets,
-    S3Storage,
-    Secret,
-    _safe_url,
-    is_secret_key,
-)
+from dbt.adapters.lakehouse.depot import CatalogSpec, Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.exceptions import PreflightError
+from dbt.adapters.lakehouse.secrets import Secret, safe_url, scrub
 
 # Seconds: a preflight that hangs is worse than one that says "unreachable".
 DEFAULT_TIMEOUT = 10.0
@@ -100,7 +93,7 @@ def run_preflight(
 ) -> PreflightReport:
     """Every check that applies to `depot`; problems are collected, not raised one by one."""
     report = PreflightReport()
-    hidden = secret_values(depot)
+    hidden = depot.secret_values()
     if isinstance(depot.storage, S3Storage):
         S3Checks(depot.storage, depot.secrets, s3_client_factory, timeout, report).run()
     if depot.catalog.type == "rest":
@@ -313,7 +306,7 @@ def check_rest_catalog(
 ) -> None:
     """`GET <uri>/v1/config`, the first call Iceberg's REST client makes, with the same token."""
     uri = (catalog.uri or "").rstrip("/")
-    shown = _safe_url(uri)
+    shown = safe_url(uri)
     token = catalog.properties.get("token") or _reveal(secrets.apikey)
     oauth = "credential" in catalog.properties
     warehouse = catalog.warehouse or default_warehouse
@@ -401,23 +394,6 @@ def _reason(exc: BaseException, timeout: float) -> str:
 
 def _reveal(secret: Secret | None) -> str | None:
     return secret.reveal() if secret else None
-
-
-def secret_values(depot: Depot) -> list[str]:
-    """Every credential the depot holds, for `scrub`."""
-    held = (getattr(depot.secrets, f.name) for f in fields(depot.secrets))
-    values = [s.reveal() for s in held if isinstance(s, Secret) and s]
-    values += [v for k, v in depot.catalog.properties.items() if is_secret_key(k) and v]
-    return values
-
-
-def scrub(text: str, values: list[str]) -> str:
-    """`text` with each of `values` replaced by ****."""
-    # Longest first, so a secret containing another is masked whole.
-    for value in sorted(values, key=len, reverse=True):
-        if len(value) >= 4:
-            text = text.replace(value, "****")
-    return text
 
 
 def _named(code: str) -> str:

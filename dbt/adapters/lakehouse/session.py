@@ -3,7 +3,9 @@
 Starting Spark costs seconds, so the session outlives adapters and connections: dbt's threads,
 and every dbt invocation inside one process (the test suite), reuse it while the configuration
 it was built from stays the same. It stops at interpreter exit. The JVM's console output goes to
-a log file, not dbt's output; secrets are applied at runtime, never put into the SparkConf.
+a log file, not dbt's output; secrets are applied at runtime, never put into the SparkConf. On
+the embedded lakehouse the session also holds the process's lease on the warehouse's catalog
+(embedded.py) and opens the catalog as it starts.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +26,18 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.embedded import (
+    DEFAULT_WAIT_SECONDS,
+    CatalogLease,
+    CatalogUnavailable,
+    EmbeddedCatalog,
+)
 from dbt.adapters.lakehouse.exceptions import (
     EngineSetupError,
     engine_error_text,
     explain_engine_error,
 )
-from dbt.adapters.lakehouse.jars import resolve_jars
+from dbt.adapters.lakehouse.jars import H2_JARS, resolve_jars
 from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
 
 if TYPE_CHECKING:
@@ -70,6 +79,7 @@ class EngineSpec:
     secret_hadoop_conf: tuple[tuple[str, str], ...]
     jars: tuple[str, ...]
     depot_label: str
+    embedded_catalog: EmbeddedCatalog | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -95,10 +105,16 @@ def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
 
 
 def engine_spec(
-    creds: LakehouseCredentials, env: Mapping[str, str] | None = None, fetch_missing: bool = True
+    creds: LakehouseCredentials,
+    env: Mapping[str, str] | None = None,
+    fetch_missing: bool = True,
+    depot: Depot | None = None,
+    mounted: Mapping[str, Depot] | None = None,
 ) -> EngineSpec:
-    depot = resolve_profile_depot(creds)
-    plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database)
+    """The session a profile needs; `depot` and `mounted` (catalog -> depot) when the caller
+    has resolved them already (resolved.py), else the profile's depot alone."""
+    depot = resolve_profile_depot(creds) if depot is None else depot
+    plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database, mounted)
     jars = resolve_jars(plan.jar_needs, creds.spark.jars, env=env, fetch_missing=fetch_missing)
     options = creds.spark
     conf: dict[str, str] = dict(_DEFAULT_CONF)
@@ -107,10 +123,14 @@ def engine_spec(
     conf.update(plan.conf)
     conf["spark.jars"] = ",".join(str(p) for p in jars)
     java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
+    embedded_catalog = None
     if depot.embedded:
-        # H2's AUTO_SERVER lets several dbt processes share the embedded catalog; it must
-        # listen on loopback only.
+        # The catalog holder's AUTO_SERVER listens on loopback only; this JVM names the same
+        # address, or H2 reads the lock file as another machine's.
         java_options.append("-Dh2.bindAddress=127.0.0.1")
+        embedded_catalog = EmbeddedCatalog(
+            name=creds.database, url=str(depot.catalog.uri), h2_jar=_h2_jar(jars, env)
+        )
     if options.driver_memory:
         conf["spark.driver.memory"] = options.driver_memory
     conf.update({str(k): str(v) for k, v in options.conf.items()})
@@ -126,7 +146,36 @@ def engine_spec(
         secret_hadoop_conf=tuple(sorted(plan.secret_hadoop_conf.items())),
         jars=tuple(str(p) for p in jars),
         depot_label=f"{depot.name} ({depot.source})",
+        embedded_catalog=embedded_catalog,
     )
+
+
+def _h2_jar(jars: list[Path], env: Mapping[str, str] | None) -> str:
+    located = H2_JARS.locate(env)
+    if located:
+        return str(located[0])
+    # resolve_jars found it a moment ago; only a jar deleted in between lands here.
+    raise EngineSetupError(
+        f"The H2 driver for the embedded catalog is missing (jars: {', '.join(map(str, jars))}). "
+        "Fix: run `dbt-lakehouse install`, or set LAKEHOUSE_H2_JAR to h2-2.1.214.jar."
+    )
+
+
+def catalog_wait_seconds(env: Mapping[str, str] | None = None) -> float:
+    """How long a process waits for the embedded catalog (LAKEHOUSE_CATALOG_WAIT, seconds)."""
+    given = (os.environ if env is None else env).get("LAKEHOUSE_CATALOG_WAIT", "").strip()
+    if not given:
+        return DEFAULT_WAIT_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise EngineSetupError(
+            f"LAKEHOUSE_CATALOG_WAIT must be a number of seconds above 0; got {given!r}. "
+            f"Accepted: e.g. 300 (unset: {DEFAULT_WAIT_SECONDS:.0f})."
+        )
+    return seconds
 
 
 def _java_executable() -> str | None:
@@ -154,6 +203,7 @@ class _Engine:
         self._spec: EngineSpec | None = None
         self._gateway: Any = None
         self._log_handle: Any = None
+        self._lease: CatalogLease | None = None
 
     def get(self, spec: EngineSpec) -> SparkSession:
         with self._lock:
@@ -174,12 +224,35 @@ class _Engine:
         return self._spark
 
     def _start(self, spec: EngineSpec) -> SparkSession:
-        if _java_executable() is None:
+        java = _java_executable()
+        if java is None:
             raise EngineSetupError(
                 "Spark needs Java 17 (11 and 21 work too), and no `java` was found on PATH or "
                 "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
                 "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
             )
+        lease = None
+        if spec.embedded_catalog is not None:
+            lease = CatalogLease(spec.embedded_catalog, java, wait=catalog_wait_seconds())
+        try:
+            if lease is not None:
+                # Before Spark: a holder this starts gets ready while Spark does.
+                _unless_unavailable(lease.join)
+            spark = self._start_spark(spec)
+            if lease is not None:
+                try:
+                    _open_embedded_catalog(spark, lease)
+                except Exception:
+                    spark.stop()
+                    raise
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+        self._lease = lease
+        return spark
+
+    def _start_spark(self, spec: EngineSpec) -> SparkSession:
         if spec.is_local:
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:
@@ -229,6 +302,9 @@ class _Engine:
             finally:
                 self._spark = None
                 self._spec = None
+                if self._lease is not None:
+                    self._lease.release()
+                    self._lease = None
 
     def stop(self) -> None:
         with self._lock:
@@ -267,6 +343,46 @@ def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
             ) from None
 
 
+def _unless_unavailable(step: Any) -> Any:
+    try:
+        return step()
+    except CatalogUnavailable as exc:
+        raise EngineSetupError(str(exc)) from None
+    except OSError as exc:  # the holder's lock files or process could not be made
+        raise EngineSetupError(
+            f"The embedded lakehouse catalog's holder could not start: {exc}. Fix: make the "
+            "warehouse's _catalog folder writable for this user, and check free disk space."
+        ) from None
+
+
+def _open_embedded_catalog(spark: SparkSession, lease: CatalogLease) -> None:
+    """Load the embedded catalog now, under the lease, rather than in the first statement.
+
+    Its first open is where dbt processes on one warehouse meet: the lease takes it one process
+    at a time, after the holder is ready, and bounds the wait with a one-line reason. A lazy
+    open in some model's statement would have none of that.
+    """
+    name = lease.catalog.name
+    manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
+    began = time.monotonic()
+    try:
+        _unless_unavailable(
+            lambda: lease.open(lambda: manager.catalog(name), describe=engine_error_text)
+        )
+        logger.debug(
+            f"Lakehouse: embedded catalog {lease.catalog.database_file} open after "
+            f"{time.monotonic() - began:.1f}s"
+        )
+    except EngineSetupError:
+        raise
+    except Exception as exc:
+        lines = engine_error_text(exc).splitlines()
+        cause = f" ({lines[-1].strip()})" if len(lines) > 1 else ""
+        raise EngineSetupError(
+            f"The Iceberg catalog '{name}' could not be loaded: {lines[0] if lines else exc}{cause}"
+        ) from None
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -284,4 +400,6 @@ atexit.register(ENGINE.stop)
 
 
 def get_spark(creds: LakehouseCredentials) -> SparkSession:
-    return ENGINE.get(engine_spec(creds))
+    from dbt.adapters.lakehouse.resolved import resolve_profile
+
+    return ENGINE.get(resolve_profile(creds).spec)

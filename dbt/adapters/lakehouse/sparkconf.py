@@ -1,7 +1,7 @@
 """The Spark configuration a Depot implies: SparkConf keys, runtime-only secrets, jar sets.
 
 This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
-verified in RUNTIME.md, "Catalogs" and "S3 from the JVM"). It keeps secrets out of `conf`:
+verified in docs/runtime.md, "Catalogs" and "S3 configuration"). It keeps secrets out of `conf`:
 SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords
 go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It
 starts nothing and reads no environment.
@@ -10,17 +10,12 @@ starts nothing and reads no environment.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dbt.adapters.lakehouse.depot import (
-    Depot,
-    DepotSecrets,
-    S3Storage,
-    Secret,
-    is_secret_key,
-    uri_has_secret,
-)
+from dbt.adapters.lakehouse.depot import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.secrets import REDACTION_REGEX, Secret, is_secret_key, uri_has_secret
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
@@ -32,8 +27,6 @@ S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
-# Spark's default is `(?i)secret|password|token|access[.]key`; ours adds the depot's words.
-REDACTION_REGEX = r"(?i)secret|password|token|access[.]key|apikey|credential"
 
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -74,7 +67,63 @@ class SparkConfPlan:
     jar_needs: frozenset[str]
 
 
-def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
+def build_spark_conf_plan(
+    depot: Depot, catalog_name: str, mounted: Mapping[str, Depot] | None = None
+) -> SparkConfPlan:
+    """The plan for a session whose default catalog `catalog_name` is `depot`, with the
+    depots in `mounted` (catalog name -> depot) beside it, each keeping its own S3 settings
+    and credentials."""
+    plan = _catalog_plan(depot, catalog_name, default=True)
+    s3_owners: dict[str, tuple[str, Depot]] = {}
+    _claim_bucket(s3_owners, catalog_name, depot)
+    for name, other in (mounted or {}).items():
+        if name == catalog_name:
+            raise DepotConfigError(
+                f"Profile `depots:` mounts a depot as catalog '{name}', the name the profile's "
+                "own depot is mounted as (profile `database`). Accepted: any other catalog name."
+            )
+        _claim_bucket(s3_owners, name, other)
+        plan = _merged(plan, _catalog_plan(other, name, default=False))
+    return plan
+
+
+def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
+    """s3a settings are per bucket: two depots on one bucket must agree on all of them."""
+    storage = depot.storage
+    if not isinstance(storage, S3Storage):
+        return
+    earlier = owners.get(storage.bucket)
+    if earlier is None:
+        owners[storage.bucket] = (catalog_name, depot)
+        return
+    other_name, other = earlier
+    other_storage = other.storage
+    assert isinstance(other_storage, S3Storage)
+    same = (
+        (other_storage.region, other_storage.endpoint) == (storage.region, storage.endpoint)
+        and other.secrets.aws_access_key == depot.secrets.aws_access_key
+        and other.secrets.aws_secret_key == depot.secrets.aws_secret_key
+        and other.secrets.aws_session_token == depot.secrets.aws_session_token
+    )
+    if not same:
+        raise DepotConfigError(
+            f"Depots '{other.name}' (catalog {other_name}) and '{depot.name}' (catalog "
+            f"{catalog_name}) both use bucket '{storage.bucket}' with different credentials, "
+            "region or endpoint; S3 settings apply per bucket, so one bucket has one set. "
+            "Accepted: depots on different buckets, or the same settings for a shared bucket."
+        )
+
+
+def _merged(first: SparkConfPlan, second: SparkConfPlan) -> SparkConfPlan:
+    return SparkConfPlan(
+        conf={**first.conf, **second.conf},
+        secret_catalog_conf={**first.secret_catalog_conf, **second.secret_catalog_conf},
+        secret_hadoop_conf={**first.secret_hadoop_conf, **second.secret_hadoop_conf},
+        jar_needs=first.jar_needs | second.jar_needs,
+    )
+
+
+def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPlan:
     _check_catalog_name(catalog_name)
     prefix = f"spark.sql.catalog.{catalog_name}"
     catalog = depot.catalog
@@ -83,13 +132,14 @@ def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
     conf: dict[str, str] = {
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         prefix: SPARK_CATALOG,
-        "spark.sql.defaultCatalog": catalog_name,
         f"{prefix}.warehouse": catalog.warehouse or storage.warehouse_uri,
         "spark.redaction.regex": REDACTION_REGEX,
         # Iceberg's CachingCatalog keeps serving a table's old metadata (up to 30 s) after
         # another process commits; a dbt run must see the table as it is now.
         f"{prefix}.cache-enabled": "false",
     }
+    if default:
+        conf["spark.sql.defaultCatalog"] = catalog_name
     secret_catalog: dict[str, str] = {}
     secret_hadoop: dict[str, str] = {}
     needs = {"iceberg"}
@@ -144,7 +194,16 @@ def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
             _s3fileio(storage, secrets, prefix, conf, secret_catalog)
             needs.add("aws-sdk-v2")
         else:
-            _s3a(storage, secrets, conf, secret_hadoop)
+            # The default depot's settings are the session's; a mounted one's are its
+            # catalog's own, so each keeps its own keys and endpoint.
+            _s3a(
+                storage,
+                secrets,
+                conf,
+                secret_hadoop,
+                secret_catalog,
+                None if default else prefix,
+            )
             needs.add("s3a")
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
@@ -169,26 +228,41 @@ def build_spark_conf_plan(depot: Depot, catalog_name: str) -> SparkConfPlan:
 
 
 def _s3a(
-    storage: S3Storage, secrets: DepotSecrets, conf: dict[str, str], secret_hadoop: dict[str, str]
+    storage: S3Storage,
+    secrets: DepotSecrets,
+    conf: dict[str, str],
+    secret_hadoop: dict[str, str],
+    secret_catalog: dict[str, str],
+    catalog_prefix: str | None = None,
 ) -> None:
-    """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO."""
+    """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO.
+
+    With `catalog_prefix`, every setting is a catalog property (`<prefix>.hadoop.fs.s3a.*`):
+    Iceberg applies it to that catalog's Hadoop conf alone, which its FileIO carries to the
+    executors, so the catalog keeps its own keys and endpoint beside the session's.
+    """
+    if catalog_prefix is None:
+        scope, secret_scope, secret_target = "spark.hadoop.fs.s3a.", "fs.s3a.", secret_hadoop
+    else:
+        scope = secret_scope = f"{catalog_prefix}.hadoop.fs.s3a."
+        secret_target = secret_catalog
     conf["spark.hadoop.fs.s3.impl"] = S3A_FILESYSTEM
     conf.update(S3A_LIMITS)
-    conf["spark.hadoop.fs.s3a.endpoint.region"] = storage.region
+    conf[f"{scope}endpoint.region"] = storage.region
     if storage.endpoint:
-        conf["spark.hadoop.fs.s3a.endpoint"] = storage.endpoint
+        conf[f"{scope}endpoint"] = storage.endpoint
         # S3-compatible stores (MinIO, moto) rarely have per-bucket DNS names.
-        conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
+        conf[f"{scope}path.style.access"] = "true"
         if storage.endpoint.lower().startswith("http://"):
-            conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = "false"
+            conf[f"{scope}connection.ssl.enabled"] = "false"
     if secrets.aws_access_key and secrets.aws_secret_key:
-        secret_hadoop["fs.s3a.access.key"] = secrets.aws_access_key.reveal()
-        secret_hadoop["fs.s3a.secret.key"] = secrets.aws_secret_key.reveal()
+        secret_target[f"{secret_scope}access.key"] = secrets.aws_access_key.reveal()
+        secret_target[f"{secret_scope}secret.key"] = secrets.aws_secret_key.reveal()
         provider = SIMPLE_CREDENTIALS
         if secrets.aws_session_token:
-            secret_hadoop["fs.s3a.session.token"] = secrets.aws_session_token.reveal()
+            secret_target[f"{secret_scope}session.token"] = secrets.aws_session_token.reveal()
             provider = TEMPORARY_CREDENTIALS
-        conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = provider
+        conf[f"{scope}aws.credentials.provider"] = provider
     # Without keys the provider stays unset: s3a's default chain (env, profile, instance role).
 
 
