@@ -677,15 +677,18 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
     }
     msg = error_of(entry, cwd)
     assert msg.startswith("The inline depot in the profile has 6 problems:")
-    assert "Unknown depot key(s): spek. Accepted: type, spec, catalog, secrets." in msg
+    assert (
+        "Unknown depot key 'spek'. Did you mean 'spec'? Accepted: catalog, secrets, spec, type."
+        in msg
+    )
     assert "Depot type 'postgres' is not supported. Accepted: lakehouse." in msg
     assert "spec.storageType 'gcs' is not supported. Accepted: s3, file." in msg
-    assert "Unknown catalog key(s): url." in msg
+    assert "Unknown catalog key 'url'. Did you mean 'uri'? Accepted: properties, type, uri," in msg
     assert "catalog.properties" in msg
     assert (
         "catalog.type 'hive' is not supported. Accepted: rest, hadoop, jdbc, glue, nessie." in msg
     )
-    assert "Unknown secrets key(s): aws_secret." in msg
+    assert "Unknown secrets key 'aws_secret'. Did you mean 'aws_secret_key'? Accepted:" in msg
     assert SECRET_KEY not in msg
 
 
@@ -703,12 +706,22 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
         ),
         (
             {"storageType": "s3", "s3": {"bucket": "b", "region": "x", "prefix": "p"}},
-            "Unknown spec.s3 key(s): prefix. Accepted: bucket, relativePath, region, endpoint.",
+            "Unknown spec.s3 key 'prefix'. Accepted: bucket, endpoint, region, relativePath.",
         ),
         ({"storageType": "s3", "s3": {"bucket": ["b"]}}, "spec.s3.bucket must be a string"),
         ({"storageType": "file", "file": {}}, "spec.file.path is missing"),
-        ({"storageType": "file", "file": {"path": "/x", "p": 1}}, "Unknown spec.file key(s): p."),
-        ({"storageType": "s3", "bucket": "b"}, "Unknown spec key(s): bucket."),
+        (
+            {"storageType": "file", "file": {"path": "/x", "p": 1}},
+            "Unknown spec.file key 'p'. Accepted: path.",
+        ),
+        (
+            {"storageType": "s3", "bucket": "b"},
+            "Unknown spec key 'bucket'. Accepted: file, s3, storageType.",
+        ),
+        (
+            {"storageType": "s3", "s3": {"bucket": "b", "region": "x", "regoin": "y"}},
+            "Unknown spec.s3 key 'regoin'. Did you mean 'region'? Accepted: bucket, endpoint,",
+        ),
     ],
 )
 def test_spec_validation(cwd: Path, spec: Any, phrase: str) -> None:

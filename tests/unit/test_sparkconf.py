@@ -216,11 +216,6 @@ def test_glue_with_endpoint() -> None:
     assert plan.secret_catalog_conf == {}  # no keys: the default AWS chain
 
 
-def test_glue_needs_s3() -> None:
-    with pytest.raises(DepotConfigError, match="glue catalog of depot 'd' needs S3 storage"):
-        plan_for("glue", LOCAL)
-
-
 def test_nessie() -> None:
     plan = plan_for("nessie", LOCAL)
     assert plan.conf[f"{C}.catalog-impl"] == "org.apache.iceberg.nessie.NessieCatalog"

@@ -166,11 +166,9 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
     elif catalog.type == "hadoop":
         conf[f"{prefix}.type"] = "hadoop"
     elif catalog.type == "glue":
-        if not isinstance(storage, S3Storage):
-            raise DepotConfigError(
-                f"The glue catalog of depot '{depot.name}' needs S3 storage; got a local "
-                f"folder ({storage.warehouse_uri}). Accepted: storageType s3."
-            )
+        # Depot resolution refuses glue without S3 storage (depot/precedence.py), with the
+        # depot's other problems; a resolved Depot never gets here with a local folder.
+        assert isinstance(storage, S3Storage)
         conf[f"{prefix}.catalog-impl"] = GLUE_CATALOG
         conf[f"{prefix}.client.region"] = storage.region
     elif catalog.type == "nessie":
