@@ -325,15 +325,8 @@ def test_catalog_wait_from_the_environment() -> None:
             catalog_wait_seconds({"LAKEHOUSE_CATALOG_WAIT": bad})
 
 
-def test_embedded_spec_names_its_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = {}
-    for variable, name in (
-        ("LAKEHOUSE_ICEBERG_JAR", "iceberg.jar"),
-        ("LAKEHOUSE_H2_JAR", "h2.jar"),
-    ):
-        (tmp_path / name).write_bytes(b"jar")
-        env[variable] = str(tmp_path / name)
-        monkeypatch.setenv(variable, env[variable])
+def test_embedded_spec_names_its_catalog(tmp_path: Path, jar_env: dict[str, str]) -> None:
+    env = jar_env
     creds = LakehouseCredentials(schema="analytics", warehouse=str(tmp_path / "wh"))
     spec = engine_spec(creds, env=env)
     assert spec.embedded_catalog == EmbeddedCatalog(

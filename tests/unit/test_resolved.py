@@ -18,19 +18,6 @@ from dbt.adapters.lakehouse.mounts import resolve_mounted_depots
 from dbt.adapters.lakehouse.resolved import resolve_profile
 
 
-@pytest.fixture
-def jar_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Jars that exist, so no fetch and no wheel lookup happens."""
-    for variable, name in (
-        ("LAKEHOUSE_ICEBERG_JAR", "iceberg.jar"),
-        ("LAKEHOUSE_H2_JAR", "h2.jar"),
-        ("LAKEHOUSE_HADOOP_AWS_JAR", "hadoop-aws.jar"),
-        ("LAKEHOUSE_AWS_SDK_JAR", "sdk.jar"),
-    ):
-        (tmp_path / name).write_bytes(b"jar")
-        monkeypatch.setenv(variable, str(tmp_path / name))
-
-
 def s3_depot(bucket: str, key: str, token: str, endpoint: str = "http://127.0.0.1:9") -> dict:
     return {
         "type": "lakehouse",
@@ -59,7 +46,7 @@ def profile(tmp_path: Path, **extra: Any) -> LakehouseCredentials:
 
 
 def test_fifty_nodes_resolve_the_profile_once(
-    tmp_path: Path, jar_env: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[object] = []
     real = resolved_module.resolve_profile_depot
@@ -81,7 +68,7 @@ def test_fifty_nodes_resolve_the_profile_once(
 
 
 def test_mounted_depots_keep_their_own_bucket_settings_and_tokens(
-    tmp_path: Path, jar_env: None
+    tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
     creds = profile(
         tmp_path,
@@ -122,7 +109,7 @@ def test_mount_errors_name_the_entry_and_the_nearest_key(tmp_path: Path) -> None
     assert "Unknown `depots: old` key 'read_onyl'. Did you mean 'read_only'?" in text
 
 
-def test_one_bucket_with_two_key_pairs_is_refused(tmp_path: Path, jar_env: None) -> None:
+def test_one_bucket_with_two_key_pairs_is_refused(tmp_path: Path, jar_env: dict[str, str]) -> None:
     creds = profile(tmp_path, depots={"raw": s3_depot("bucket-a", "AKIAOTHER", "t")})
     with pytest.raises(DepotConfigError, match="both use bucket 'bucket-a' with different"):
         resolve_profile(creds)

@@ -11,20 +11,6 @@ from dbt.adapters.lakehouse.exceptions import EngineSetupError
 from dbt.adapters.lakehouse.session import _Engine, engine_spec
 
 
-@pytest.fixture
-def jar_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """Jar overrides pointing at files that exist, so no fetch and no wheel lookup happens."""
-    env = {}
-    for variable, name in (
-        ("LAKEHOUSE_ICEBERG_JAR", "iceberg.jar"),
-        ("LAKEHOUSE_H2_JAR", "h2.jar"),
-    ):
-        (tmp_path / name).write_bytes(b"jar")
-        env[variable] = str(tmp_path / name)
-        monkeypatch.setenv(variable, env[variable])
-    return env
-
-
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
     return LakehouseCredentials(
         schema="analytics", warehouse=str(tmp_path / "wh"), spark=SparkOptions(**spark)

@@ -14,6 +14,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lakehouse.resolved import resolve_profile
+from functional.infra.depots import inline_depot
 from functional.lakehouse.tables import expect, rows
 
 pytestmark = pytest.mark.only_profile("s3_rest")
@@ -55,21 +56,16 @@ class _BuildWithDepot:
             expect(rows(project, "merged"), [(1, 2, "b"), (3, 1, "c")])
 
 
-def _inline_depot(s3_server: Any, rest_catalog: Any, **secrets: str) -> dict[str, Any]:
-    return {
-        "type": "lakehouse",
-        "spec": {
-            "storageType": "s3",
-            "s3": {
-                "bucket": s3_server.bucket,
-                "relativePath": "warehouse/",
-                "region": s3_server.region,
-                "endpoint": s3_server.endpoint,
-            },
-        },
-        "catalog": {"type": "rest", "uri": rest_catalog.uri},
-        "secrets": {"apikey": rest_catalog.token, **secrets},
-    }
+def _inline_depot(s3_server: Any, rest_catalog: Any, **keys: str) -> dict[str, Any]:
+    return inline_depot(
+        bucket=s3_server.bucket,
+        endpoint=s3_server.endpoint,
+        region=s3_server.region,
+        catalog={"type": "rest", "uri": rest_catalog.uri},
+        apikey=rest_catalog.token,
+        prefix="warehouse/",
+        **keys,
+    )
 
 
 def _target(depot: Any) -> dict[str, Any]:
@@ -120,8 +116,8 @@ class TestInlineDepot(_BuildWithDepot):
         depot = _inline_depot(
             s3_server,
             rest_catalog,
-            aws_access_key=s3_server.access_key,
-            aws_secret_key=s3_server.secret_key,
+            access_key=s3_server.access_key,
+            secret_key=s3_server.secret_key,
         )
         return _target(depot)
 
@@ -144,9 +140,9 @@ class TestSessionTokenCredentials(_BuildWithDepot):
         depot = _inline_depot(
             s3_server,
             rest_catalog,
-            aws_access_key=temporary["AccessKeyId"],
-            aws_secret_key=temporary["SecretAccessKey"],
-            aws_session_token=temporary["SessionToken"],
+            access_key=temporary["AccessKeyId"],
+            secret_key=temporary["SecretAccessKey"],
+            session_token=temporary["SessionToken"],
         )
         return _target(depot)
 

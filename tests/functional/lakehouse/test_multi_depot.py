@@ -20,6 +20,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.resolved import resolve_profile
+from functional.infra.depots import inline_depot
 from functional.infra.servers import RestCatalog, S3Server
 from functional.lakehouse.tables import expect
 
@@ -35,24 +36,16 @@ class Depots:
 
     def inline(self, bucket: str) -> dict[str, Any]:
         s3 = self.servers[bucket]
-        return {
-            "type": "lakehouse",
-            "spec": {
-                "storageType": "s3",
-                "s3": {
-                    "bucket": bucket,
-                    "relativePath": "wh",
-                    "region": s3.region,
-                    "endpoint": s3.endpoint,
-                },
-            },
-            "catalog": {"type": "rest", "uri": self.catalogs[bucket].uri},
-            "secrets": {
-                "aws_access_key": s3.access_key,
-                "aws_secret_key": s3.secret_key,
-                "apikey": self.catalogs[bucket].token,
-            },
-        }
+        return inline_depot(
+            bucket=bucket,
+            endpoint=s3.endpoint,
+            access_key=s3.access_key,
+            secret_key=s3.secret_key,
+            region=s3.region,
+            catalog={"type": "rest", "uri": self.catalogs[bucket].uri},
+            apikey=self.catalogs[bucket].token,
+            prefix="wh",
+        )
 
     def keys(self, bucket: str) -> list[str]:
         listed = self.servers[bucket].client().list_objects_v2(Bucket=bucket)

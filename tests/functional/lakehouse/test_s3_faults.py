@@ -36,6 +36,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.depot import resolve_depot
 from dbt.adapters.lakehouse.preflight import run_preflight
+from functional.infra.depots import inline_depot
 from functional.infra.servers import S3Server, free_port
 from functional.lakehouse.dbt_output import output_text
 
@@ -43,36 +44,6 @@ MODEL_SQL = "select 1 as id"
 # A dead endpoint must fail fast (the REST client's connect timeout is 10 s, retries 3).
 BOUNDED_S = 60.0
 MISSING_BUCKET = "no-such-bucket-" + secrets.token_hex(4)
-
-
-def inline_depot(
-    *,
-    bucket: str,
-    endpoint: str,
-    access_key: str,
-    secret_key: str,
-    catalog: dict[str, Any],
-    region: str = "us-east-1",
-    apikey: str | None = None,
-    prefix: str = "faults",
-) -> dict[str, Any]:
-    depot_secrets = {"aws_access_key": access_key, "aws_secret_key": secret_key}
-    if apikey is not None:
-        depot_secrets["apikey"] = apikey
-    return {
-        "type": "lakehouse",
-        "spec": {
-            "storageType": "s3",
-            "s3": {
-                "bucket": bucket,
-                "relativePath": prefix,
-                "region": region,
-                "endpoint": endpoint,
-            },
-        },
-        "catalog": catalog,
-        "secrets": depot_secrets,
-    }
 
 
 def target(depot: dict[str, Any], schema: str) -> dict[str, Any]:
