@@ -92,6 +92,12 @@ def test_mounted_depots_keep_their_own_bucket_settings_and_tokens(
     assert secret_catalog["spark.sql.catalog.lakehouse.token"] == "token-a"
     assert secret_catalog["spark.sql.catalog.raw.token"] == "token-b"
     assert found.read_only == {"archive": "'inline' (inline depot)"}
+    # Catalog names, depots and uris are fields of the spec, not parsed back out of conf keys.
+    assert [(c.name, c.uri, c.has_secrets) for c in found.spec.catalogs] == [
+        ("lakehouse", "http://127.0.0.1:1/bucket-a", True),
+        ("raw", "http://127.0.0.1:1/bucket-b", True),
+        ("archive", "http://127.0.0.1:1/bucket-c", True),
+    ]
     assert {"token-b", "AKIACCCC-secret"} <= set(found.secret_values())
 
 

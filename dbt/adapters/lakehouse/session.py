@@ -38,6 +38,7 @@ from dbt.adapters.lakehouse.exceptions import (
     explain_engine_error,
 )
 from dbt.adapters.lakehouse.jars import H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.secrets import safe_url
 from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
 
 if TYPE_CHECKING:
@@ -69,6 +70,17 @@ _LOCAL_DEFAULT_CONF = {
 
 
 @dataclass(frozen=True)
+class CatalogMount:
+    """One Iceberg catalog of the session: its name, the depot behind it, and the uri a
+    message may show (remote catalogs; never one carrying credentials)."""
+
+    name: str
+    depot_label: str
+    uri: str | None = None
+    has_secrets: bool = False
+
+
+@dataclass(frozen=True)
 class EngineSpec:
     """Everything a SparkSession is built from; equal specs share one session."""
 
@@ -80,6 +92,7 @@ class EngineSpec:
     jars: tuple[str, ...]
     depot_label: str
     embedded_catalog: EmbeddedCatalog | None = None
+    catalogs: tuple[CatalogMount, ...] = ()
 
     @property
     def fingerprint(self) -> str:
@@ -147,6 +160,21 @@ def engine_spec(
         jars=tuple(str(p) for p in jars),
         depot_label=f"{depot.name} ({depot.source})",
         embedded_catalog=embedded_catalog,
+        catalogs=tuple(
+            _catalog_mount(name, catalog_depot, plan)
+            for name, catalog_depot in {creds.database: depot, **(mounted or {})}.items()
+        ),
+    )
+
+
+def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan) -> CatalogMount:
+    remote = depot.catalog.type in ("rest", "nessie") and depot.catalog.uri
+    prefix = f"spark.sql.catalog.{name}."
+    return CatalogMount(
+        name=name,
+        depot_label=f"'{depot.name}' ({depot.source})",
+        uri=safe_url(depot.catalog.uri) if remote and depot.catalog.uri else None,
+        has_secrets=any(key.startswith(prefix) for key in plan.secret_catalog_conf),
     )
 
 
@@ -324,22 +352,22 @@ def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
     """
     if not spec.secret_catalog_conf:
         return
-    conf = dict(spec.conf)
-    names = sorted({key.split(".")[3] for key, _ in spec.secret_catalog_conf})
     for key, value in spec.secret_catalog_conf:
         spark.conf.set(key, value)
     manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
-    for name in names:
+    for catalog in spec.catalogs:
+        if not catalog.has_secrets:
+            continue
         try:
-            manager.catalog(name)
+            manager.catalog(catalog.name)
         except Exception as exc:
             for key, _ in spec.secret_catalog_conf:
                 spark.conf.unset(key)
             text = engine_error_text(exc)
-            uri = conf.get(f"spark.sql.catalog.{name}.uri")
-            explained = explain_engine_error(text, uri) or text.splitlines()[0]
+            explained = explain_engine_error(text, catalog.uri) or text.splitlines()[0]
             raise EngineSetupError(
-                f"The Iceberg catalog '{name}' could not be loaded: {explained}"
+                f"The Iceberg catalog '{catalog.name}' of depot {catalog.depot_label} could not "
+                f"be loaded: {explained}"
             ) from None
 
 
