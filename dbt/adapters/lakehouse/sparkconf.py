@@ -88,7 +88,8 @@ def build_spark_conf_plan(
 
 
 def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
-    """s3a settings are per bucket: two depots on one bucket must agree on all of them."""
+    """Hadoop caches one S3 client per bucket (scheme, bucket, user), built from the settings of
+    whichever catalog reached the bucket first: two depots on one bucket must agree on them."""
     storage = depot.storage
     if not isinstance(storage, S3Storage):
         return
@@ -109,7 +110,7 @@ def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot
         raise DepotConfigError(
             f"Depots '{other.name}' (catalog {other_name}) and '{depot.name}' (catalog "
             f"{catalog_name}) both use bucket '{storage.bucket}' with different credentials, "
-            "region or endpoint; S3 settings apply per bucket, so one bucket has one set. "
+            "region or endpoint; Hadoop keeps one S3 client per bucket, so one bucket has one set. "
             "Accepted: depots on different buckets, or the same settings for a shared bucket."
         )
 
