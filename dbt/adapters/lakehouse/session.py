@@ -425,9 +425,3 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 ENGINE = _Engine()
 atexit.register(ENGINE.stop)
-
-
-def get_spark(creds: LakehouseCredentials) -> SparkSession:
-    from dbt.adapters.lakehouse.resolved import resolve_profile
-
-    return ENGINE.get(resolve_profile(creds).spec)
