@@ -139,9 +139,10 @@ class _Profile:
         self.credentials = credentials
 
 
-def manager() -> LakehouseConnectionManager:
+def manager(**extra: Any) -> LakehouseConnectionManager:
     creds = LakehouseCredentials.from_dict(
         {
+            **extra,
             "type": "lakehouse",
             "schema": "s",
             "depot": {
@@ -160,6 +161,23 @@ def manager() -> LakehouseConnectionManager:
         }
     )
     return LakehouseConnectionManager(_Profile(creds), multiprocessing.get_context("spawn"))  # type: ignore[arg-type]
+
+
+def test_with_two_remote_catalogs_no_uri_is_guessed() -> None:
+    # The engine's text does not say which catalog answered: name the host it gives, never
+    # the profile depot's uri for what may be a mounted depot's failure.
+    other = {
+        "type": "lakehouse",
+        "spec": {"storageType": "s3", "s3": {"bucket": "raw", "region": "us-east-1"}},
+        "catalog": {"type": "rest", "uri": "http://127.0.0.1:55387/raw"},
+        "secrets": {"apikey": "rawApiKey-99cc"},
+    }
+    with pytest.raises(LakehouseDatabaseError) as info:
+        with manager(depots={"raw": other}).exception_handler("show namespaces in raw"):
+            raise RuntimeError(f"{REST_DOWN} (token rawApiKey-99cc)")
+    first = info.value.msg.splitlines()[0]
+    assert first.startswith("The Iceberg REST catalog at http://127.0.0.1:55387 is unreachable")
+    assert "/api" not in first and "rawApiKey-99cc" not in info.value.msg
 
 
 def test_handler_explains_first_and_hides_secrets() -> None:

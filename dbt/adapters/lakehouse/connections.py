@@ -27,7 +27,7 @@ from dbt.adapters.lakehouse.exceptions import (
     failed_check_message,
 )
 from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
-from dbt.adapters.lakehouse.secrets import safe_url, scrub
+from dbt.adapters.lakehouse.secrets import scrub
 from dbt.adapters.lakehouse.session import ENGINE
 
 if TYPE_CHECKING:
@@ -99,21 +99,18 @@ class LakehouseConnectionManager(SQLConnectionManager):
             hidden = resolved.secret_values() if resolved is not None else []
             text = scrub(engine_error_text(exc), hidden)
             logger.debug(f"Lakehouse: error while running:\n{sql}\n{text}")
-            failed_check = failed_check_message(text)
-            if failed_check is not None:
-                raise DataCheckError(failed_check) from exc
+            error_type = engine_error_type(text)
+            if error_type is DataCheckError:  # the check's own message says it all
+                raise DataCheckError(failed_check_message(text) or text) from exc
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
                     f"Lost the connection to the Spark JVM ({text}). It may have run out of "
                     "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
                     "the profile if it was memory."
                 ) from exc
-            depot = resolved.depot if resolved is not None else None
-            remote = depot is not None and depot.catalog.type in ("rest", "nessie")
-            uri = depot.catalog.uri if remote and depot is not None else None
-            explained = explain_engine_error(text, safe_url(uri) if uri else None)
+            explained = explain_engine_error(text, self._remote_catalog_uri(resolved))
             message = f"{explained}\n{text}" if explained else text
-            raise engine_error_type(text)(message) from exc
+            raise error_type(message) from exc
 
     def execute(
         self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None
@@ -122,6 +119,13 @@ class LakehouseConnectionManager(SQLConnectionManager):
         # returned: its errors need the same mapping.
         with self.exception_handler(sql):
             return super().execute(sql, auto_begin=auto_begin, fetch=fetch, limit=limit)
+
+    @staticmethod
+    def _remote_catalog_uri(resolved: ResolvedProfile | None) -> str | None:
+        """The uri to name in a catalog error: only when one remote catalog is mounted, since
+        the engine's text does not say which catalog answered."""
+        uris = {c.uri for c in resolved.spec.catalogs if c.uri} if resolved is not None else set()
+        return uris.pop() if len(uris) == 1 else None
 
     def _resolved(self) -> ResolvedProfile | None:
         """The profile's depots, to name the catalog and mask every secret in messages."""
