@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from functional.infra.depots import inline_depot
 
 from dbt.adapters.lakehouse import resolved as resolved_module
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
@@ -19,20 +20,15 @@ from dbt.adapters.lakehouse.resolved import resolve_profile
 
 
 def s3_depot(bucket: str, key: str, token: str, endpoint: str = "http://127.0.0.1:9") -> dict:
-    return {
-        "type": "lakehouse",
-        "spec": {
-            "storageType": "s3",
-            "s3": {
-                "bucket": bucket,
-                "relativePath": "wh",
-                "region": "us-east-1",
-                "endpoint": endpoint,
-            },
-        },
-        "catalog": {"type": "rest", "uri": f"http://127.0.0.1:1/{bucket}"},
-        "secrets": {"aws_access_key": key, "aws_secret_key": key + "-secret", "apikey": token},
-    }
+    return inline_depot(
+        bucket=bucket,
+        endpoint=endpoint,
+        access_key=key,
+        secret_key=key + "-secret",
+        catalog={"type": "rest", "uri": f"http://127.0.0.1:1/{bucket}"},
+        apikey=token,
+        prefix="wh",
+    )
 
 
 def profile(tmp_path: Path, **extra: Any) -> LakehouseCredentials:

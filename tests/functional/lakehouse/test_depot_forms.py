@@ -38,7 +38,7 @@ models:
 
 
 class _BuildWithDepot:
-    """A seed, a table, a merge model and tests: one `dbt build`, then a rerun."""
+    """A seed, a table, a merge model and tests: a build, a rerun and a full refresh."""
 
     @pytest.fixture(scope="class")
     def seeds(self) -> dict[str, str]:
@@ -49,8 +49,9 @@ class _BuildWithDepot:
         return {"upper_people.sql": TABLE_SQL, "merged.sql": MERGE_SQL, "schema.yml": SCHEMA_YML}
 
     def check_build(self, project: Any) -> None:
-        for _ in range(2):  # the second build takes the incremental path
-            results = run_dbt(["build"])
+        # A first build, a rerun (the incremental path) and a full refresh: the same tables.
+        for args in (["build"], ["build"], ["build", "--full-refresh"]):
+            results = run_dbt(args)
             assert len(results) == 5 and all(r.status in ("success", "pass") for r in results)
             expect(rows(project, "upper_people"), [(1, "ALICE"), (2, "BOB")])
             expect(rows(project, "merged"), [(1, 2, "b"), (3, 1, "c")])

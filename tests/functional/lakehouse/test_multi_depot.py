@@ -132,9 +132,10 @@ class TestTwoDepotsTwoKeyPairs:
             "as t(customer_id, amount, loaded_at)"
         )
         run_dbt(["seed"])
-        run_dbt(["run", "--select", "joined"])
-        found = project.run_sql(f"select * from {project.test_schema}.joined", fetch="all")
-        expect(sorted(tuple(r) for r in found), [("alice", 10), ("carol", 30)])
+        for args in ([], [], ["--full-refresh"]):  # first run, rerun, full refresh
+            run_dbt(["run", "--select", "joined", *args])
+            found = project.run_sql(f"select * from {project.test_schema}.joined", fetch="all")
+            expect(sorted(tuple(r) for r in found), [("alice", 10), ("carol", 30)])
 
         # Each depot's files are on its own server only: the source in B, the model in A.
         a_keys, b_keys = depots.keys(BUCKET_A), depots.keys(BUCKET_B)
