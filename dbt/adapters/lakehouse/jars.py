@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -167,6 +168,33 @@ def _debian_package(package: str, version: str) -> Callable[[Path], Path]:
             raise EngineSetupError(f"apt-get download {package}={version} produced no .deb")
         _run(["dpkg-deb", "-x", str(debs[0]), str(scratch / "x")], cwd=scratch)
         return scratch / "x"
+
+    return fetch
+
+
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+
+
+def maven_central(
+    group: str, artifact: str, version: str, classifier: str = ""
+) -> Callable[[Path], Path]:
+    """Fetch one jar by its Maven coordinates over Maven's repository layout (plain HTTPS).
+
+    LAKEHOUSE_MAVEN_REPO points at a mirror with the same layout. The unpack root holds the
+    jar under its file name, which is the `member` its PinnedJar names.
+    """
+    filename = f"{artifact}-{version}{'-' + classifier if classifier else ''}.jar"
+
+    def fetch(scratch: Path) -> Path:
+        repo = os.environ.get("LAKEHOUSE_MAVEN_REPO", MAVEN_CENTRAL).rstrip("/")
+        url = f"{repo}/{group.replace('.', '/')}/{artifact}/{version}/{filename}"
+        try:
+            with urllib.request.urlopen(url, timeout=300) as response:
+                with (scratch / filename).open("wb") as out:
+                    shutil.copyfileobj(response, out, 1 << 20)
+        except OSError as exc:
+            raise EngineSetupError(f"downloading {url} failed: {exc}") from exc
+        return scratch
 
     return fetch
 

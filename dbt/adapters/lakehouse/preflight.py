@@ -69,6 +69,11 @@ def boto3_s3_client(storage: S3Storage, secrets: DepotSecrets, timeout: float) -
         read_timeout=timeout,
         retries={"max_attempts": 2, "mode": "standard"},
         s3={"addressing_style": "path"} if storage.endpoint else None,
+        # Like s3a, send checksums only where S3 requires them: botocore >= 1.36 adds CRC
+        # headers to every upload by default, which S3-compatible stores (S3Proxy, older
+        # MinIO, Ceph) refuse with 501 NotImplemented, a false preflight failure.
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
     )
     return session.client("s3", endpoint_url=storage.endpoint, config=config)
 

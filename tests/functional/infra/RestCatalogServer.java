@@ -175,6 +175,8 @@ public final class RestCatalogServer {
     conf.set("fs.s3a.access.key", required("AWS_ACCESS_KEY_ID"));
     conf.set("fs.s3a.secret.key", required("AWS_SECRET_ACCESS_KEY"));
     conf.set("fs.s3a.endpoint.region", env("AWS_REGION", "us-east-1"));
+    // As the adapter does: no bulk DELETE of parent markers after each write.
+    conf.set("fs.s3a.directory.marker.retention", "keep");
     String endpoint = System.getenv("S3_ENDPOINT");
     if (endpoint != null && !endpoint.isEmpty()) {
       conf.set("fs.s3a.endpoint", endpoint);

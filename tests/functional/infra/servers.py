@@ -1,4 +1,5 @@
-"""The servers behind the `s3_rest` test profile: a moto S3 server and an Iceberg REST catalog.
+"""The servers behind the `s3_rest` test profile: a moto S3 server and an Iceberg REST catalog,
+and S3Proxy, an S3 server that authenticates every request (for tests that need a refused key).
 
 Both run as child processes bound to 127.0.0.1 on free ports, are waited for until they answer,
 and are stopped by `stop()` (the conftest's session fixtures call it). The REST catalog is
@@ -24,7 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.lakehouse.jars import H2_JARS, S3A_JARS, cache_dir, iceberg_runtime_jar
+from dbt.adapters.lakehouse.jars import (
+    H2_JARS,
+    S3A_JARS,
+    CachedJarSet,
+    PinnedJar,
+    cache_dir,
+    iceberg_runtime_jar,
+    maven_central,
+)
 
 SOURCE = Path(__file__).with_name("RestCatalogServer.java")
 MAIN_CLASS = "RestCatalogServer"
@@ -115,10 +124,16 @@ class S3Server:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
             )
+        self._wait_until_answering("moto server")
+        return self
+
+    def _wait_until_answering(self, name: str) -> None:
+        """Wait until the server lists buckets, then create this server's bucket."""
+        assert self.process is not None
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
-                raise ServerError(f"moto server exited early:\n{_tail(self.log_path)}")
+                raise ServerError(f"{name} exited early:\n{_tail(self.log_path)}")
             try:
                 self.client().list_buckets()
                 break
@@ -126,16 +141,80 @@ class S3Server:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise ServerError(
-                        f"moto server not answering on {self.endpoint}: {exc}\n"
-                        + _tail(self.log_path)
+                        f"{name} not answering on {self.endpoint}: {exc}\n" + _tail(self.log_path)
                     ) from exc
                 time.sleep(0.2)
         self.client().create_bucket(Bucket=self.bucket)
-        return self
 
     def stop(self) -> None:
         _stop_process(self.process)
         self.process = None
+
+
+# --- S3 that checks keys (S3Proxy) ------------------------------------------------------------
+
+# moto authenticates only botocore-style signatures (it re-signs with botocore's header choice
+# and refuses the JVM's AWS SDK v1 even with the right keys); S3Proxy verifies SigV4 as AWS
+# does, for one key pair per server. Fetched by scripts/install.sh, never by a test.
+S3PROXY_JARS = CachedJarSet(
+    need="s3proxy",
+    origin="Maven Central org.gaul:s3proxy:2.9.0",
+    jars=(
+        PinnedJar(
+            filename="s3proxy-2.9.0-jar-with-dependencies.jar",
+            sha256="238f813ff9d6d295273f809f383d31307d88d8f56acc40109b68a5d49186a0eb",
+            member="s3proxy-2.9.0-jar-with-dependencies.jar",
+            env_override="LAKEHOUSE_S3PROXY_JAR",
+        ),
+    ),
+    fetch=maven_central("org.gaul", "s3proxy", "2.9.0", "jar-with-dependencies"),
+)
+
+
+@dataclass
+class AuthS3Server(S3Server):
+    """An S3Proxy server on 127.0.0.1 (files on local disk) that accepts only its own key pair."""
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / "s3proxy.log"
+
+    def client(self, **overrides: Any) -> Any:
+        from botocore.config import Config
+
+        # S3Proxy 2.9 refuses the newer botocore's default request checksums (NotImplemented).
+        checksums = Config(
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+        )
+        return super().client(**{"config": checksums, **overrides})
+
+    def start(self) -> AuthS3Server:
+        located = S3PROXY_JARS.locate()
+        if located is None:
+            raise ServerError("The S3Proxy jar is not in the cache: run `bash scripts/install.sh`.")
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        data = self.log_dir / "s3proxy-data"
+        data.mkdir(exist_ok=True)
+        settings = self.log_dir / "s3proxy.properties"
+        settings.touch(mode=0o600)  # it holds the secret key: not on the command line
+        settings.write_text(
+            f"s3proxy.endpoint=http://127.0.0.1:{self.port}\n"
+            "s3proxy.authorization=aws-v2-or-v4\n"
+            f"s3proxy.identity={self.access_key}\n"
+            f"s3proxy.credential={self.secret_key}\n"
+            "jclouds.provider=filesystem-nio2\n"
+            f"jclouds.filesystem.basedir={data}\n"
+        )
+        java = shutil.which("java") or "java"
+        command = [java, "-Xmx256m", "-jar", str(located[0]), "--properties", str(settings)]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
+        self._wait_until_answering("S3Proxy")
+        return self
 
 
 # --- the Iceberg REST catalog ----------------------------------------------------------------
@@ -268,3 +347,9 @@ class RestCatalog:
     def stop(self) -> None:
         _stop_process(self.process)
         self.process = None
+
+
+if __name__ == "__main__":
+    # scripts/install.sh: fetch the test servers' jars so that no test downloads anything.
+    for path in S3PROXY_JARS.install():
+        print(f"test tool cached: {path}")

@@ -3,25 +3,27 @@ B. Each depot has its own S3 server, bucket and key pair, and its own REST catal
 token; each server ends up holding its own depot's files only. A third catalog mounts depot B
 read-only and refuses a write before Spark runs it.
 
-Not covered here: two depots on ONE endpoint whose IAM users may each read one bucket only.
-With moto's authentication on, the JVM's s3a (AWS SDK v1) requests were refused with
-SignatureDoesNotMatch even with the right keys, while boto3's passed, so that setup cannot
-tell a wrong key from moto's refusal."""
+The S3 servers are S3Proxy with authentication on: each accepts only its own depot's key pair,
+so the build passing proves every catalog signs with its own keys, and a direct read with the
+other depot's keys is refused."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.resolved import resolve_profile
+from dbt.adapters.lakehouse.session import ENGINE
 from functional.infra.depots import inline_depot
-from functional.infra.servers import RestCatalog, S3Server
+from functional.infra.servers import AuthS3Server, RestCatalog
 from functional.lakehouse.tables import expect
 
 pytestmark = pytest.mark.only_profile("s3_rest")
@@ -31,7 +33,7 @@ BUCKET_A, BUCKET_B = "depot-a-bucket", "depot-b-bucket"
 
 @dataclass
 class Depots:
-    servers: dict[str, S3Server]  # bucket -> the S3 server holding it (its own key pair)
+    servers: dict[str, AuthS3Server]  # bucket -> the S3 server holding it (its own key pair)
     catalogs: dict[str, RestCatalog]  # bucket -> its REST catalog
 
     def inline(self, bucket: str) -> dict[str, Any]:
@@ -54,12 +56,12 @@ class Depots:
 
 @pytest.fixture(scope="module")
 def depots(lakehouse_root: Path) -> Iterator[Depots]:
-    servers: dict[str, S3Server] = {}
+    servers: dict[str, AuthS3Server] = {}
     catalogs: dict[str, RestCatalog] = {}
     try:
         for bucket in (BUCKET_A, BUCKET_B):
             log_dir = lakehouse_root / f"servers-{bucket}"
-            servers[bucket] = S3Server(log_dir, bucket=bucket).start()
+            servers[bucket] = AuthS3Server(log_dir, bucket=bucket).start()
             catalogs[bucket] = RestCatalog(
                 s3=servers[bucket], log_dir=log_dir, warehouse=f"s3://{bucket}/wh"
             ).start()
@@ -69,6 +71,34 @@ def depots(lakehouse_root: Path) -> Iterator[Depots]:
             catalog.stop()
         for server in servers.values():
             server.stop()
+
+
+@contextmanager
+def s3a_keys(spark: Any, server: AuthS3Server, keys_of: AuthS3Server) -> Iterator[None]:
+    """Session-wide s3a settings for the server's bucket, signed with `keys_of`'s key pair.
+
+    Hadoop's FileSystem cache would hand back the catalog's client for the bucket (with the
+    bucket's own keys), so the cache is off while these settings hold.
+    """
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    prefix = f"fs.s3a.bucket.{server.bucket}."
+    settings = {
+        "fs.s3a.impl.disable.cache": "true",
+        prefix + "endpoint": server.endpoint,
+        prefix + "access.key": keys_of.access_key,
+        prefix + "secret.key": keys_of.secret_key,
+        prefix + "path.style.access": "true",
+        prefix + "connection.ssl.enabled": "false",
+        prefix + "attempts.maximum": "1",
+        prefix + "retry.limit": "1",
+    }
+    for key, value in settings.items():
+        hadoop.set(key, value)
+    try:
+        yield
+    finally:
+        for key in settings:
+            hadoop.unset(key)
 
 
 CUSTOMERS_CSV = "id,name\n1,alice\n2,bob\n3,carol\n"
@@ -156,6 +186,28 @@ class TestTwoDepotsTwoKeyPairs:
         assert list(source["columns"]) == ["customer_id", "amount", "loaded_at"]
         freshness = run_dbt(["source", "freshness"])
         assert [r.status for r in freshness] == ["pass"]
+
+    def test_each_depots_keys_are_refused_by_the_other(self, project, depots: Depots):
+        """Cross-denial: with the right keys each bucket is readable, with the other's refused."""
+        a_server, b_server = depots.servers[BUCKET_A], depots.servers[BUCKET_B]
+        for own, other in ((a_server, b_server), (b_server, a_server)):
+            assert own.client().list_objects_v2(Bucket=own.bucket)["ResponseMetadata"]
+            foreign = own.client(
+                aws_access_key_id=other.access_key, aws_secret_access_key=other.secret_key
+            )
+            with pytest.raises(ClientError) as refused:
+                foreign.list_objects_v2(Bucket=own.bucket)
+            assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+        # The same through Spark: one of A's data files, read with A's keys, then with B's.
+        data_file = next(k for k in depots.keys(BUCKET_A) if k.endswith(".parquet"))
+        path = f"s3a://{BUCKET_A}/{data_file}"
+        spark = ENGINE.active
+        assert spark is not None
+        with s3a_keys(spark, a_server, keys_of=a_server):
+            assert spark.read.parquet(path).count() > 0
+        with s3a_keys(spark, a_server, keys_of=b_server):
+            with pytest.raises(Exception, match="403|Forbidden|InvalidAccessKeyId"):
+                spark.read.parquet(path).count()
 
     def test_a_read_only_depot_refuses_the_write(self, project, depots: Depots):
         # `archive` and `raw` are one catalog server: through `raw` the namespace exists.
