@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
+from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 from dbt.adapters.lakehouse.session import _Engine, engine_spec
@@ -65,3 +67,44 @@ def test_missing_java_says_how_to_fix_it(
     text = str(caught.value)
     assert "no `java` was found on PATH or in JAVA_HOME" in text
     assert "apt-get install openjdk-17-jre-headless" in text
+
+
+def test_an_early_start_failure_is_raised_once_at_first_use(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JVM boots beside dbt's parsing; if that fails, the first connection gets the error
+    without a second attempt (a second wait on a held catalog would double the delay)."""
+    spec = engine_spec(creds(tmp_path), env=jar_env)
+    engine = _Engine()
+    starts: list[object] = []
+
+    def failing_start(started_spec: object) -> None:
+        starts.append(started_spec)
+        raise EngineSetupError("no JVM here")
+
+    monkeypatch.setattr(engine, "_start", failing_start)
+    engine.start_early(spec)
+    for thread in threading.enumerate():
+        if thread.name == "lakehouse-engine-start":
+            thread.join(timeout=10)
+    with pytest.raises(EngineSetupError, match="no JVM here"):
+        engine.get(spec)
+    assert starts == [spec]
+    with pytest.raises(EngineSetupError):  # a later connection tries again
+        engine.get(spec)
+    assert len(starts) == 2
+
+
+def test_the_early_start_is_for_commands_that_run_sql(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(connections.ENGINE, "start_early", started.append)
+    monkeypatch.setattr(connections, "resolve_profile", lambda c: type("R", (), {"spec": "s"}))
+    profile = creds(tmp_path)
+    for command, expected in [("build", True), ("parse", False), ("debug", False), (None, False)]:
+        monkeypatch.setattr(connections, "invoked_command", lambda command=command: command)
+        assert connections.start_engine_early(profile, {}) is expected
+    monkeypatch.setattr(connections, "invoked_command", lambda: "run")
+    assert connections.start_engine_early(profile, {"LAKEHOUSE_EARLY_START": "0"}) is False
+    assert started == ["s"]

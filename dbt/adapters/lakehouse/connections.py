@@ -7,6 +7,7 @@ atomic commit, so begin/commit/rollback are no-ops.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
@@ -35,6 +36,47 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
+
+# dbt commands whose nodes run SQL: for them the session starts while dbt parses the project.
+# `debug` is left out so its preflight explains a bad depot before Spark tries it; `parse`,
+# `ls`, `compile` and the like need no engine.
+ENGINE_COMMANDS = frozenset(
+    {
+        "build",
+        "run",
+        "seed",
+        "snapshot",
+        "test",
+        "generate",
+        "freshness",
+        "run-operation",
+        "show",
+        "retry",
+        "clone",
+    }
+)
+
+
+def invoked_command() -> str | None:
+    try:
+        from dbt.flags import get_flags
+
+        return getattr(get_flags(), "WHICH", None)
+    except Exception:  # dbt-core's flags are not set up outside its CLI
+        return None
+
+
+def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]) -> bool:
+    """Boot the JVM beside dbt's parsing when this command will need it (off with
+    LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it."""
+    if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
+        return False
+    try:
+        spec = resolve_profile(credentials).spec
+    except Exception:
+        return False
+    ENGINE.start_early(spec)
+    return True
 
 
 class LakehouseHandle:
@@ -74,6 +116,12 @@ class LakehouseHandle:
 
 class LakehouseConnectionManager(SQLConnectionManager):
     TYPE = "lakehouse"
+
+    def __init__(self, profile: Any, mp_context: Any) -> None:
+        super().__init__(profile, mp_context)
+        # Constructed when dbt registers the adapter, before it parses the project.
+        if isinstance(profile.credentials, LakehouseCredentials):
+            start_engine_early(profile.credentials, os.environ)
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

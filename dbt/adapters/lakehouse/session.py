@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse import classarchive
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, resolve_depot
 from dbt.adapters.lakehouse.embedded import (
@@ -37,7 +38,7 @@ from dbt.adapters.lakehouse.exceptions import (
     engine_error_text,
     explain_engine_error,
 )
-from dbt.adapters.lakehouse.jars import H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.jars import H2_JARS, cache_dir, resolve_jars
 from dbt.adapters.lakehouse.secrets import safe_url
 from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
 
@@ -232,20 +233,45 @@ class _Engine:
         self._gateway: Any = None
         self._log_handle: Any = None
         self._lease: CatalogLease | None = None
+        self._early_failure: tuple[EngineSpec, BaseException] | None = None
+
+    def start_early(self, spec: EngineSpec) -> None:
+        """Start the session for `spec` on a daemon thread, so the JVM boots while dbt parses.
+
+        The first connection's `get` waits on the lock for it; a failure is kept and raised
+        there, to the node that needs the session.
+        """
+
+        def start() -> None:
+            with self._lock:
+                try:
+                    self._session_for(spec)
+                except BaseException as exc:
+                    self._early_failure = (spec, exc)
+
+        threading.Thread(target=start, name="lakehouse-engine-start", daemon=True).start()
 
     def get(self, spec: EngineSpec) -> SparkSession:
         with self._lock:
-            if self._spark is not None and self._spec == spec:
-                return self._spark
-            if self._spark is not None:
-                logger.debug(
-                    f"Lakehouse: profile changed ({self._spec and self._spec.fingerprint} -> "
-                    f"{spec.fingerprint}); restarting the SparkSession"
-                )
-                self._stop_session()
-            self._spark = self._start(spec)
-            self._spec = spec
+            failed, self._early_failure = self._early_failure, None
+            if failed is not None and failed[0] == spec:
+                # The early start already failed for this spec: its error, not a second wait.
+                raise failed[1]
+            return self._session_for(spec)
+
+    def _session_for(self, spec: EngineSpec) -> SparkSession:
+        """The session built from `spec`, started or restarted as needed; under the lock."""
+        if self._spark is not None and self._spec == spec:
             return self._spark
+        if self._spark is not None:
+            logger.debug(
+                f"Lakehouse: profile changed ({self._spec and self._spec.fingerprint} -> "
+                f"{spec.fingerprint}); restarting the SparkSession"
+            )
+            self._stop_session()
+        self._spark = self._start(spec)
+        self._spec = spec
+        return self._spark
 
     @property
     def active(self) -> SparkSession | None:
@@ -266,7 +292,7 @@ class _Engine:
             if lease is not None:
                 # Before Spark: a holder this starts gets ready while Spark does.
                 _unless_unavailable(lease.join)
-            spark = self._start_spark(spec)
+            spark = self._start_spark(spec, java)
             if lease is not None:
                 try:
                     _open_embedded_catalog(spark, lease)
@@ -280,7 +306,7 @@ class _Engine:
         self._lease = lease
         return spark
 
-    def _start_spark(self, spec: EngineSpec) -> SparkSession:
+    def _start_spark(self, spec: EngineSpec, java: str) -> SparkSession:
         if spec.is_local:
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:
@@ -293,6 +319,11 @@ class _Engine:
         conf = SparkConf(loadDefaults=False).setMaster(spec.master).setAppName(spec.app_name)
         for key, value in spec.conf:
             conf.set(key, value)
+        archive_options = classarchive.java_options(java, cache_dir(), os.environ)
+        if archive_options:
+            # Start-time only, so not part of the spec: it changes once the archive exists.
+            own = conf.get("spark.driver.extraJavaOptions", "") or ""
+            conf.set("spark.driver.extraJavaOptions", " ".join([own, *archive_options]).strip())
         logger.debug(f"Lakehouse: starting Spark ({spec.master}) for {spec.depot_label}")
         if self._gateway is None:
             log_path = spark_log_path()

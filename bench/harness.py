@@ -1,0 +1,261 @@
+"""What every benchmark here shares: fresh-process timing with peak memory, the peer's profile,
+and the table of ratios each script prints.
+
+A round runs each contender once, in a fresh process and (by default) on a fresh warehouse, so
+every figure is a cold start, the way a scheduled `dbt build` runs. Contenders alternate within
+a round, so a slow moment of the machine hits both sides. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+DBT = str(VENV_BIN / "dbt")
+# One engine setting for both sides, so a ratio measures the adapter rather than the tuning:
+# the adapter's own local defaults, given to the peer as well.
+SHARED_SPARK_CONF = {
+    "spark.master": "local[*]",
+    "spark.driver.memory": "2g",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+}
+
+
+@dataclass
+class Sample:
+    seconds: float
+    peak_rss_mb: float
+    ok: bool
+    note: str = ""
+
+
+@dataclass
+class Series:
+    name: str
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def times(self) -> list[float]:
+        return [s.seconds for s in self.samples if s.ok]
+
+    @property
+    def min(self) -> float | None:
+        return min(self.times) if self.times else None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times) if self.times else None
+
+    @property
+    def peak_rss_mb(self) -> float | None:
+        peaks = [s.peak_rss_mb for s in self.samples if s.ok]
+        return max(peaks) if peaks else None
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Resident memory of a process and all its descendants (the JVM is a child of dbt)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            ppid = int(fields[1])
+            with open(f"/proc/{entry}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        rss[int(entry)] = int(line.split()[1])
+                        break
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def run_timed(
+    command: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    log: Path | None = None,
+) -> Sample:
+    """Run one command in a fresh process; wall time and the peak RSS of its process tree."""
+    peak = 0
+    out = log.open("wb") if log else subprocess.DEVNULL
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        list(command), cwd=cwd, env=dict(env or os.environ), stdout=out, stderr=subprocess.STDOUT
+    )
+    done = threading.Event()
+
+    def sample_memory() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(process.pid))
+            done.wait(0.2)
+
+    sampler = threading.Thread(target=sample_memory, daemon=True)
+    sampler.start()
+    note = ""
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        code, note = -1, f"stopped at the {timeout:.0f} s cap"
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if log:
+        out.close()  # type: ignore[union-attr]
+    if code != 0 and not note:
+        note = f"exit {code}" + (f", see {log}" if log else "")
+    return Sample(seconds, peak / 1024, code == 0, note)
+
+
+# --- profiles --------------------------------------------------------------------------------
+
+
+def ours_target(schema: str, threads: int = 4, **spark: str) -> dict:
+    """dbt-lakehouse on its embedded lakehouse (warehouse folder beside the project)."""
+    return {
+        "type": "lakehouse",
+        "schema": schema,
+        "threads": threads,
+        "spark": {
+            "master": SHARED_SPARK_CONF["spark.master"],
+            "driver_memory": SHARED_SPARK_CONF["spark.driver.memory"],
+            **spark,
+        },
+    }
+
+
+def iceberg_jar() -> str:
+    from dbt.adapters.lakehouse.jars import iceberg_runtime_jar
+
+    return str(iceberg_runtime_jar())
+
+
+def peer_target(schema: str, warehouse: Path, threads: int = 4) -> dict:
+    """dbt-spark `method: session` with the same Iceberg runtime jar, a hadoop catalog as the
+    session's default catalog (the peer has no catalog of its own to name)."""
+    return {
+        "type": "spark",
+        "method": "session",
+        "host": "NA",
+        "schema": schema,
+        "threads": threads,
+        "server_side_parameters": {
+            **SHARED_SPARK_CONF,
+            "spark.jars": iceberg_jar(),
+            "spark.sql.extensions": (
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+            ),
+            "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.spark_catalog.type": "hadoop",
+            "spark.sql.catalog.spark_catalog.warehouse": str(warehouse),
+            # dbt-spark enables Hive support; an in-memory catalog spares it a Derby metastore.
+            "spark.sql.catalogImplementation": "in-memory",
+        },
+    }
+
+
+def write_profiles(folder: Path, profile: str, target: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "profiles.yml").write_text(
+        yaml.safe_dump({profile: {"target": "bench", "outputs": {"bench": target}}})
+    )
+
+
+def dbt_command(*args: str, project: Path) -> list[str]:
+    return [DBT, *args, "--profiles-dir", str(project), "--project-dir", str(project)]
+
+
+def fresh_copy(source: Path, target: Path) -> Path:
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("target", "logs", "lakehouse_*"))
+    return target
+
+
+# --- reporting -------------------------------------------------------------------------------
+
+
+def fmt(value: float | None, unit: str = "s") -> str:
+    return "-" if value is None else f"{value:.1f}{unit}"
+
+
+def ratio(ours: Series, other: Series) -> tuple[float | None, float | None]:
+    if not ours.times or not other.times:
+        return None, None
+    return ours.min / other.min, ours.median / other.median  # type: ignore[operator]
+
+
+def report(title: str, rows: list[tuple[str, Series, Series, str]]) -> None:
+    """One line per case: ours vs the other side, min and median, the ratio and its goal."""
+    print(f"\n## {title}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}")
+    header = (
+        f"{'case':<34} {'ours min/med':>15} {'other min/med':>15} "
+        f"{'ratio min/med':>15} {'goal':>8} {'ours RSS':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for case, ours, other, goal in rows:
+        r_min, r_med = ratio(ours, other)
+        ratios = "-" if r_min is None else f"{r_min:.2f}x/{r_med:.2f}x"
+        notes = {s.note for s in ours.samples + other.samples if s.note}
+        print(
+            f"{case:<34} {fmt(ours.min)}/{fmt(ours.median):>7} "
+            f"{fmt(other.min)}/{fmt(other.median):>7} {ratios:>15} {goal:>8} "
+            f"{fmt(ours.peak_rss_mb, 'MB'):>9}"
+            + (f"   ({'; '.join(sorted(notes))})" if notes else "")
+        )
+
+
+def common_args(description: str, rounds: int = 3) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=rounds, help="rounds (default %(default)s)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get("BENCH_WORK", "/tmp/dbt-lakehouse-bench")),
+        help="scratch folder for projects and warehouses (default %(default)s)",
+    )
+    return parser
+
+
+def alternate(rounds: int, contenders: Sequence[tuple[Series, Callable[[int], Sample]]]) -> None:
+    """Each round runs every contender once, in turn; progress goes to stderr."""
+    for round_no in range(rounds):
+        for series, run in contenders:
+            sample = run(round_no)
+            series.samples.append(sample)
+            status = "ok" if sample.ok else sample.note
+            print(
+                f"  round {round_no + 1}/{rounds} {series.name}: {sample.seconds:.1f}s "
+                f"rss {sample.peak_rss_mb:.0f}MB {status}",
+                file=sys.stderr,
+            )

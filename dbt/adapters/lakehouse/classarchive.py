@@ -1,0 +1,87 @@
+"""A class-data sharing (CDS) archive of the driver JVM's classes, made once per runtime.
+
+A cold `dbt` run spends seconds of its JVM's start and of its first Iceberg write loading and
+verifying Spark's, Hadoop's and Parquet's classes from jars. The JVM can instead map them from
+an archive that an earlier run dumped (JDK 13+ dynamic archives). The first run on a runtime
+dumps one as its JVM exits (`-XX:ArchiveClassesAtExit`) to a file named after its own process;
+a later start, once that process is gone, adopts the file under the runtime's name with an
+atomic rename and maps it (`-XX:SharedArchiveFile`). The JVM checks an archive against its own
+version and classpath and, under the default `-Xshare:auto`, runs without one that does not
+match or is incomplete: a bad archive costs the gain, never the run.
+LAKEHOUSE_CLASS_ARCHIVE=0 turns this off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+# A dump is written after its Python process has exited (the JVM outlives it by seconds):
+# a file is only adopted once it has not changed for this long.
+SETTLE_SECONDS = 30.0
+
+
+def runtime_key(java: str) -> str:
+    """What an archive is valid for: this java binary and this pyspark's jars."""
+    import pyspark
+
+    java_path = Path(java).resolve()
+    jars = Path(pyspark.__file__).parent / "jars"
+    parts = [str(java_path), str(java_path.stat().st_mtime_ns), pyspark.__version__, str(jars)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _finished_dumps(folder: Path, key: str) -> list[Path]:
+    """Dumps whose writer is gone and whose file has settled, newest first."""
+    finished = []
+    for dump in folder.glob(f"{key}.*.dump"):
+        pid = dump.suffixes[0].lstrip(".") if len(dump.suffixes) == 2 else ""
+        try:
+            settled = time.time() - dump.stat().st_mtime > SETTLE_SECONDS
+            if pid.isdigit() and not _alive(int(pid)) and settled and dump.stat().st_size > 0:
+                finished.append(dump)
+        except OSError:
+            continue
+    return sorted(finished, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def _settle(folder: Path, key: str, archive: Path) -> None:
+    """Adopt the newest finished dump when there is no archive yet; drop the other ones
+    (several processes may each have dumped on a fresh cache)."""
+    finished = _finished_dumps(folder, key)
+    if finished and not archive.is_file():
+        os.replace(finished.pop(0), archive)
+    for extra in finished:
+        extra.unlink(missing_ok=True)
+
+
+def java_options(java: str, cache: Path, env: Mapping[str, str]) -> list[str]:
+    """The JVM flags for this start: map the runtime's archive, or dump one at exit."""
+    if env.get("LAKEHOUSE_CLASS_ARCHIVE", "1") == "0":
+        return []
+    try:
+        key = runtime_key(java)
+        folder = cache / "class-archive"
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = folder / f"{key}.jsa"
+        _settle(folder, key, archive)
+        if archive.is_file():
+            return [f"-XX:SharedArchiveFile={archive}"]
+        if any(folder.glob(f"{key}.*.dump")):
+            return []  # another run's dump is on its way
+        return [f"-XX:ArchiveClassesAtExit={folder / f'{key}.{os.getpid()}.dump'}"]
+    except OSError:
+        return []  # a read-only or full cache: run without the archive
