@@ -216,9 +216,10 @@ def ratio(ours: Series, other: Series) -> tuple[float | None, float | None]:
 def report(title: str, rows: list[tuple[str, Series, Series, str]]) -> None:
     """One line per case: ours vs the other side, min and median, the ratio and its goal."""
     print(f"\n## {title}")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}")
+    machine = f"{platform.machine()}, {os.cpu_count()} cores"
+    print(f"machine: {machine}, python {platform.python_version()}")
     header = (
-        f"{'case':<34} {'ours min/med':>15} {'other min/med':>15} "
+        f"{'case':<40} {'ours min/med':>15} {'other min/med':>15} "
         f"{'ratio min/med':>15} {'goal':>8} {'ours RSS':>9}"
     )
     print(header)
@@ -228,7 +229,7 @@ def report(title: str, rows: list[tuple[str, Series, Series, str]]) -> None:
         ratios = "-" if r_min is None else f"{r_min:.2f}x/{r_med:.2f}x"
         notes = {s.note for s in ours.samples + other.samples if s.note}
         print(
-            f"{case:<34} {fmt(ours.min)}/{fmt(ours.median):>7} "
+            f"{case:<40} {fmt(ours.min)}/{fmt(ours.median):>7} "
             f"{fmt(other.min)}/{fmt(other.median):>7} {ratios:>15} {goal:>8} "
             f"{fmt(ours.peak_rss_mb, 'MB'):>9}"
             + (f"   ({'; '.join(sorted(notes))})" if notes else "")

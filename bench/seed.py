@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -133,6 +134,23 @@ def seed_project(folder: Path, csv_path: Path, peer: bool) -> Path:
     return folder
 
 
+def wait_gone(marker: str, limit: float = 30) -> None:
+    """Wait (up to `limit` s) until no process names `marker` on its command line, so a
+    stopped run's JVM is gone before the next contender starts."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        alive = False
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    alive = alive or marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes()
+                except OSError:
+                    continue
+        if not alive:
+            return
+        time.sleep(0.5)
+
+
 def _version(path: Path) -> int:
     """Metadata file order: `v3.metadata.json` (hadoop), `00003-<uuid>.metadata.json` (others)."""
     match = re.match(r"v?(\d+)", path.name)
@@ -170,7 +188,8 @@ def measure(
 
     def check(side: str, round_no: int, warehouse: Path, sample: Sample) -> Sample:
         count, types = table_facts(warehouse)
-        verdict = "ok" if count == rows else "WRONG" if sample.ok else "stopped"
+        capped = "cap" in sample.note
+        verdict = "ok" if count == rows else "stopped at the cap" if capped else "WRONG"
         checks.append(
             f"{name} round {round_no + 1} {side}: {count} rows of {rows} ({verdict}); {types}"
         )
@@ -197,6 +216,7 @@ def measure(
             log=work / f"peer-{rows}-{round_no}.log",
         )
         if sample.note.startswith("stopped at"):
+            wait_gone(str(warehouse))  # its JVM outlives the killed dbt for a moment
             # It takes at least the cap: counting the cap makes ours/peer an upper bound.
             sample = Sample(
                 sample.seconds,
