@@ -183,6 +183,24 @@ def peer_target(schema: str, warehouse: Path, threads: int = 4) -> dict:
     }
 
 
+def raw_spark_conf(warehouse: Path) -> dict[str, str]:
+    """A raw PySpark session's settings: the shared engine settings, the adapter's local
+    settings that are not tuning (loopback, no progress bar, no Hive), the same Iceberg jar,
+    and a hadoop catalog named `raw` on `warehouse`."""
+    return {
+        **SHARED_SPARK_CONF,
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.jars": iceberg_jar(),
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalog.raw": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.raw.type": "hadoop",
+        "spark.sql.catalog.raw.warehouse": str(warehouse),
+    }
+
+
 def write_profiles(folder: Path, profile: str, target: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "profiles.yml").write_text(

@@ -30,14 +30,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
-    SHARED_SPARK_CONF,
     Sample,
     Series,
     alternate,
     common_args,
     dbt_command,
-    iceberg_jar,
     ours_target,
+    raw_spark_conf,
     report,
     run_timed,
     write_profiles,
@@ -175,19 +174,7 @@ spark.stop()
 
 
 def raw_config(warehouse: Path, rows: int, batches: list[int]) -> dict:
-    conf = {
-        **SHARED_SPARK_CONF,
-        # The adapter's other local settings that are not engine tuning.
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.catalogImplementation": "in-memory",
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.jars": iceberg_jar(),
-        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-        "spark.sql.catalog.raw": "org.apache.iceberg.spark.SparkCatalog",
-        "spark.sql.catalog.raw.type": "hadoop",
-        "spark.sql.catalog.raw.warehouse": str(warehouse),
-    }
+    conf = raw_spark_conf(warehouse)
     return {
         "conf": conf,
         "targets": {f"merge_{b}": target_sql(rows) for b in batches},

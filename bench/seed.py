@@ -33,15 +33,14 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
-    SHARED_SPARK_CONF,
     Sample,
     Series,
     alternate,
     common_args,
     dbt_command,
-    iceberg_jar,
     ours_target,
     peer_target,
+    raw_spark_conf,
     report,
     run_timed,
     write_profiles,
@@ -236,21 +235,7 @@ def measure(
             "schema": RAW_SCHEMA,
             "schema_name": SCHEMA,
             "table": TABLE,
-            "conf": {
-                **SHARED_SPARK_CONF,
-                # What ours runs with on local[*] too (the adapter's local defaults): loopback
-                # only, no console progress bar.
-                "spark.driver.host": "127.0.0.1",
-                "spark.driver.bindAddress": "127.0.0.1",
-                "spark.ui.showConsoleProgress": "false",
-                "spark.jars": iceberg_jar(),
-                "spark.sql.extensions": (
-                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-                ),
-                "spark.sql.catalog.raw": "org.apache.iceberg.spark.SparkCatalog",
-                "spark.sql.catalog.raw.type": "hadoop",
-                "spark.sql.catalog.raw.warehouse": str(warehouse),
-            },
+            "conf": raw_spark_conf(warehouse),
         }
         sample = run_timed(
             [sys.executable, str(raw_script), json.dumps(settings)],
