@@ -9,8 +9,10 @@ a round, so a slow moment of the machine hits both sides. Figures are printed, n
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -216,6 +218,30 @@ def fresh_copy(source: Path, target: Path) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("target", "logs", "lakehouse_*"))
     return target
+
+
+def _version(path: Path) -> int:
+    """Metadata file order: `v3.metadata.json` (hadoop), `00003-<uuid>.metadata.json` (others)."""
+    match = re.match(r"v?(\d+)", path.name)
+    return int(match.group(1)) if match else -1
+
+
+def iceberg_table_facts(warehouse: Path, table: str) -> tuple[int | None, str]:
+    """Rows and column types of the table's current snapshot, from its Iceberg metadata."""
+    files = [p for p in warehouse.rglob("*.metadata.json") if p.parent.parent.name == table]
+    if not files:
+        return None, "no table"
+    metadata = json.loads(max(files, key=_version).read_text())
+    schema_id = metadata.get("current-schema-id")
+    schema: dict = next(
+        (s for s in metadata.get("schemas", []) if s.get("schema-id") == schema_id), {}
+    )
+    types = ", ".join(f"{f['name']} {f['type']}" for f in schema.get("fields", []))
+    current = metadata.get("current-snapshot-id")
+    for snapshot in metadata.get("snapshots", []):
+        if snapshot.get("snapshot-id") == current:
+            return int(snapshot.get("summary", {}).get("total-records", 0)), types
+    return 0, types  # a table with no snapshot yet holds no rows
 
 
 # --- reporting -------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ import csv
 import datetime as dt
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -38,6 +37,7 @@ from harness import (  # noqa: E402
     alternate,
     common_args,
     dbt_command,
+    iceberg_table_facts,
     ours_target,
     peer_target,
     raw_spark_conf,
@@ -150,30 +150,6 @@ def wait_gone(marker: str, limit: float = 30) -> None:
         time.sleep(0.5)
 
 
-def _version(path: Path) -> int:
-    """Metadata file order: `v3.metadata.json` (hadoop), `00003-<uuid>.metadata.json` (others)."""
-    match = re.match(r"v?(\d+)", path.name)
-    return int(match.group(1)) if match else -1
-
-
-def table_facts(warehouse: Path, table: str = TABLE) -> tuple[int | None, str]:
-    """Rows and column types of the table's current snapshot, from its Iceberg metadata."""
-    files = [p for p in warehouse.rglob("*.metadata.json") if p.parent.parent.name == table]
-    if not files:
-        return None, "no table"
-    metadata = json.loads(max(files, key=_version).read_text())
-    schema_id = metadata.get("current-schema-id")
-    schema: dict = next(
-        (s for s in metadata.get("schemas", []) if s.get("schema-id") == schema_id), {}
-    )
-    types = ", ".join(f"{f['name']} {f['type']}" for f in schema.get("fields", []))
-    current = metadata.get("current-snapshot-id")
-    for snapshot in metadata.get("snapshots", []):
-        if snapshot.get("snapshot-id") == current:
-            return int(snapshot.get("summary", {}).get("total-records", 0)), types
-    return 0, types  # a table with no snapshot yet holds no rows
-
-
 def measure(
     rows: int, args: argparse.Namespace, raw_script: Path, checks: list[str]
 ) -> list[tuple[str, Series, Series, str]]:
@@ -186,7 +162,7 @@ def measure(
     raw = Series(f"raw read+CTAS {name}")
 
     def check(side: str, round_no: int, warehouse: Path, sample: Sample) -> Sample:
-        count, types = table_facts(warehouse)
+        count, types = iceberg_table_facts(warehouse, TABLE)
         capped = "cap" in sample.note
         verdict = "ok" if count == rows else "stopped at the cap" if capped else "WRONG"
         checks.append(

@@ -1,0 +1,160 @@
+"""TPC-H as a dbt project: 8 tables loaded from Parquet and the 22 queries as table models.
+
+The data comes from DuckDB's `tpch` extension (PyPI `duckdb-extension-tpch`, `pip install -e
+.[bench]`), generated once per scale factor into the work folder as Parquet (not timed). The
+project has 8 load models (`select * from parquet.<file>`, tables) and the 22 queries, from the
+same extension, as table models reading them through `ref()`. Each round runs `dbt run` cold,
+in a fresh process, for dbt-lakehouse and for dbt-spark (`+file_format: iceberg`). After the
+last round every query table's row count is compared with DuckDB's answer to the same query on
+the same data. Goal: ours <= 0.7x the peer at SF1, every query green.
+
+    .venv/bin/python bench/tpch.py --sf 1 --rounds 2
+    .venv/bin/python bench/tpch.py --sf 0.1 --rounds 1      # quick look
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402
+    Sample,
+    Series,
+    alternate,
+    common_args,
+    dbt_command,
+    iceberg_table_facts,
+    ours_target,
+    peer_target,
+    report,
+    run_timed,
+    write_profiles,
+)
+
+TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]
+# A table name right after FROM, JOIN or a comma of a FROM list. Column aliases that equal a
+# table name (q9's `n_name AS nation`, then `nation` in its outer SELECT/GROUP BY/ORDER BY)
+# follow AS, SELECT or BY, so they are left alone.
+_TABLE_REF = re.compile(r"(\bFROM|\bJOIN|,)(\s+)(" + "|".join(TABLES) + r")\b", re.IGNORECASE)
+
+
+def duckdb_with_tpch():  # type: ignore[no-untyped-def]
+    try:
+        import duckdb
+        import duckdb_extension_tpch
+    except ImportError as exc:
+        raise SystemExit(
+            f"{exc.name} is missing: `pip install -e .[bench]` installs DuckDB and its tpch "
+            "extension."
+        ) from exc
+    extension = next(Path(duckdb_extension_tpch.__file__).parent.glob("extensions/*/*/*"), None)
+    extension = extension or next(
+        Path(duckdb_extension_tpch.__file__).parent.glob("extensions/*/*"), None
+    )
+    if extension is None:
+        raise SystemExit("duckdb-extension-tpch carries no extension file")
+    connection = duckdb.connect()
+    connection.execute(f"load '{extension}'")
+    return connection
+
+
+def generate(data: Path, sf: float) -> tuple[dict[int, str], dict[int, int]]:
+    """Parquet files for every table (once per scale factor), the 22 queries, and DuckDB's row
+    count for each query's answer."""
+    duck = duckdb_with_tpch()
+    marker = data / "complete"
+    if not marker.exists():
+        shutil.rmtree(data, ignore_errors=True)
+        data.mkdir(parents=True)
+        duck.execute(f"call dbgen(sf={sf})")
+        for table in TABLES:
+            duck.execute(f"copy {table} to '{data / table}.parquet' (format parquet)")
+        marker.write_text(str(sf))
+    else:
+        for table in TABLES:
+            duck.execute(f"create view {table} as select * from '{data / table}.parquet'")
+    queries = dict(duck.execute("select query_nr, query from tpch_queries()").fetchall())
+    counts = {n: len(duck.execute(q).fetchall()) for n, q in queries.items()}
+    return queries, counts
+
+
+def write_project(folder: Path, data: Path, queries: dict[int, str], peer: bool) -> Path:
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "models" / "load").mkdir(parents=True)
+    (folder / "models" / "queries").mkdir(parents=True)
+    models: dict = {"+materialized": "table"}
+    if peer:
+        models["+file_format"] = "iceberg"
+    (folder / "dbt_project.yml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "tpch",
+                "version": "1.0",
+                "config-version": 2,
+                "profile": "tpch",
+                "models": {"tpch": models},
+            }
+        )
+    )
+    for table in TABLES:
+        (folder / "models" / "load" / f"{table}.sql").write_text(
+            f"select * from parquet.`{data / table}.parquet`\n"
+        )
+    for number, query in queries.items():
+        body = _TABLE_REF.sub(lambda m: f"{m[1]}{m[2]}{{{{ ref('{m[3].lower()}') }}}}", query)
+        (folder / "models" / "queries" / f"q{number:02d}.sql").write_text(
+            body.strip().rstrip(";") + "\n"
+        )
+    return folder
+
+
+def main() -> None:
+    parser = common_args(__doc__.splitlines()[0], rounds=2)
+    parser.add_argument("--sf", type=float, default=1.0, help="scale factor (default %(default)s)")
+    args = parser.parse_args()
+    work: Path = args.work / "tpch"
+    data = work / f"data-sf{args.sf:g}"
+    queries, expected = generate(data, args.sf)
+    ours, peer = Series("dbt-lakehouse"), Series("dbt-spark session")
+
+    def run(side: str, round_no: int) -> Sample:
+        project = write_project(work / side, data, queries, peer=side == "peer")
+        if side == "peer":
+            warehouse = work / "peer-warehouse"
+            shutil.rmtree(warehouse, ignore_errors=True)
+            warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
+            write_profiles(project, "tpch", peer_target("tpch", warehouse, threads=2))
+        else:
+            write_profiles(project, "tpch", ours_target("tpch", threads=2))
+        return run_timed(
+            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+        )
+
+    alternate(args.rounds, [(ours, lambda r: run("ours", r)), (peer, lambda r: run("peer", r))])
+    report(
+        f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold",
+        [(f"TPC-H SF{args.sf:g} dbt run (30 models)", ours, peer, "<=0.70x")],
+    )
+    print("\nrows per query table (last round) against DuckDB's answer:")
+    for side in ("ours", "peer"):
+        warehouse = work / ("peer-warehouse" if side == "peer" else "ours/lakehouse_warehouse")
+        found = {f"q{n:02d}": iceberg_table_facts(warehouse, f"q{n:02d}")[0] for n in expected}
+        wrong = [
+            f"q{n:02d}: {found[f'q{n:02d}']} (want {want})"
+            for n, want in expected.items()
+            if found[f"q{n:02d}"] != want
+        ]
+        green = sum(1 for rows in found.values() if rows is not None)
+        print(
+            f"  {side}: {green}/22 queries built; "
+            + ("row counts all match" if not wrong else "MISMATCH " + "; ".join(wrong))
+        )
+
+
+if __name__ == "__main__":
+    main()
