@@ -8,9 +8,11 @@ because a failed lookup must never be mistaken for a missing table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import AdapterConfig, available
@@ -49,7 +51,7 @@ from dbt.adapters.lakehouse.partitioning import (
     validate_partition_columns,
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
-from dbt.adapters.lakehouse.seeds import register_seed_view
+from dbt.adapters.lakehouse.seeds import SeedLoad, load_agate_rows, load_with_spark
 
 if TYPE_CHECKING:
     import agate
@@ -356,13 +358,39 @@ class LakehouseAdapter(SparkAdapter):
         return split_table_name(name)
 
     @available
-    def register_seed_view(
-        self, view_name: str, agate_table: agate.Table, column_names: list[str]
-    ) -> int:
-        """Load a seed's rows into a Spark temporary view; returns the row count."""
-        connection = self.connections.get_thread_connection()
-        handle: LakehouseHandle = connection.handle
-        return register_seed_view(handle.spark, view_name, agate_table, column_names)
+    def load_seed_file(self, model: dict[str, Any], view_name: str) -> SeedLoad | None:
+        """Register a seed's rows as a temporary view straight from its CSV file, or None when
+        only dbt's agate table reads the file as dbt defines (then `load_seed_rows`)."""
+        path = Path(model["root_path"]) / model["original_file_path"]
+        if not path.is_file():
+            return None
+        config = model.get("config", {})
+        with self._engine(f"load seed {model['name']}") as spark:
+            return load_with_spark(
+                spark,
+                view_name,
+                path,
+                delimiter=config.get("delimiter") or ",",
+                text_columns=set(config.get("column_types") or {}),
+                convert_type=self.convert_type,
+            )
+
+    @available
+    def load_seed_rows(self, view_name: str, agate_table: agate.Table) -> SeedLoad:
+        """Register the rows of dbt's agate table as a temporary view."""
+        with self._engine(f"load seed rows into {view_name}") as spark:
+            return load_agate_rows(spark, view_name, agate_table, self.convert_type)
+
+    @contextmanager
+    def _engine(self, action: str) -> Iterator[Any]:
+        """The thread's Spark session for work outside SQL statements: cancellable with the
+        node, and its failures mapped like a statement's."""
+        handle: LakehouseHandle = self.connections.get_thread_connection().handle
+        with self.connections.exception_handler(action):
+            handle.spark.sparkContext.setJobGroup(
+                handle.job_group, "dbt-lakehouse", interruptOnCancel=True
+            )
+            yield handle.spark
 
     @available
     def drop_temp_view(self, view_name: str) -> None:
@@ -379,13 +407,9 @@ class LakehouseAdapter(SparkAdapter):
         re-caches after every write to the tables it reads. The rows stay with the executors
         until the view is dropped and Spark's cleaner frees them.
         """
-        handle: LakehouseHandle = self.connections.get_thread_connection().handle
         logger.debug(f"Lakehouse: materializing temporary view {view_name}")
-        with self.connections.exception_handler(f"materialize temporary view {view_name}"):
-            handle.spark.sparkContext.setJobGroup(
-                handle.job_group, "dbt-lakehouse", interruptOnCancel=True
-            )
-            rows = handle.spark.table(view_name).localCheckpoint(eager=True)
+        with self._engine(f"materialize temporary view {view_name}") as spark:
+            rows = spark.table(view_name).localCheckpoint(eager=True)
             rows.createOrReplaceTempView(view_name)
         return ""
 

@@ -1,23 +1,64 @@
-{#- Seeds load through one Spark DataFrame and land in one CREATE OR REPLACE TABLE ... AS SELECT,
-    whether the table is new, refreshed or reloaded: one commit, history kept, types from the
-    CSV inference or `column_types`. dbt's seed materialization drives these three hooks. -#}
+{#- dbt's seed materialization, except for how the rows arrive: dbt's own reads the whole CSV
+    into an agate table in Python before anything else (load_agate_table), which costs more than
+    the load itself for large seeds. Here Spark reads the file when it reads it exactly as agate
+    would (adapter.load_seed_file); otherwise the agate table is loaded as dbt does. Either way
+    the rows land in one CREATE OR REPLACE TABLE ... AS SELECT, whether the table is new,
+    refreshed or reloaded: one commit, history kept, types as dbt infers them or
+    `column_types`. -#}
 
-{% macro lakehouse__create_csv_table(model, agate_table) %}
-  {%- set relation = this.incorporate(type='table') -%}
-  {%- set view_name = relation.schema ~ '__' ~ relation.identifier ~ '__dbt_seed' -%}
-  {%- set column_override = model['config'].get('column_types', {}) -%}
-  {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
-  {%- do adapter.register_seed_view(view_name, agate_table, agate_table.column_names) -%}
+{% materialization seed, adapter='lakehouse' %}
+
+  {%- set identifier = model['alias'] -%}
+  {%- set full_refresh_mode = (should_full_refresh()) -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set exists_as_view = (old_relation is not none and old_relation.is_view) -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set view_name = target_relation.schema ~ '__' ~ target_relation.identifier ~ '__dbt_seed' -%}
+
+  {% if exists_as_view %}
+    {{ exceptions.raise_compiler_error("Cannot seed to '{}', it is a view".format(old_relation.render())) }}
+  {% endif %}
+
+  {%- set seed_load = adapter.load_seed_file(model, view_name) -%}
+  {%- if seed_load is none -%}
+    {%- set seed_load = adapter.load_seed_rows(view_name, load_agate_table()) -%}
+  {%- endif -%}
+  {%- do store_result('agate_table', response='OK', agate_table=seed_load.sample) -%}
+
+  {{ run_hooks(pre_hooks, inside_transaction=False) }}
+  {{ run_hooks(pre_hooks, inside_transaction=True) }}
+
+  {%- set create_table_sql = lakehouse_create_seed_table(target_relation, seed_load, view_name) -%}
+
+  {% set code = 'CREATE' if full_refresh_mode else 'INSERT' %}
+  {% call noop_statement('main', code ~ ' ' ~ seed_load.row_count, code, seed_load.row_count) %}
+    {{ create_table_sql }};
+  {% endcall %}
+
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks, inside_transaction=True) }}
+  {{ adapter.commit() }}
+  {{ run_hooks(post_hooks, inside_transaction=False) }}
+
+  {{ return({'relations': [target_relation]}) }}
+
+{% endmaterialization %}
+
+{% macro lakehouse_create_seed_table(relation, seed_load, view_name) %}
+  {%- set column_override = config.get('column_types', {}) -%}
   {%- set sql -%}
     create or replace table {{ relation }}
     using iceberg
-    {{ lakehouse_partition_clause_for(agate_table.column_names) }}
+    {{ lakehouse_partition_clause_for(seed_load.column_names) }}
     {{ comment_clause() }}
     {{ lakehouse_tblproperties_clause() }}
     as select
-    {%- for col_name in agate_table.column_names %}
-      {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
-      {%- set type = column_override.get(col_name, inferred_type) %}
+    {%- for col_name in seed_load.column_names %}
+      {%- set type = column_override.get(col_name, seed_load.sql_types[loop.index0]) %}
       cast({{ adapter.quote(col_name) }} as {{ type }}) as {{ adapter.quote(col_name) }}{{ ',' if not loop.last }}
     {%- endfor %}
     from {{ adapter.quote(view_name) }}
@@ -27,13 +68,4 @@
   {%- endcall -%}
   {%- do adapter.drop_temp_view(view_name) -%}
   {{ return(sql) }}
-{% endmacro %}
-
-{% macro lakehouse__reset_csv_table(model, full_refresh, old_relation, agate_table) %}
-  {{ return(create_csv_table(model, agate_table)) }}
-{% endmacro %}
-
-{% macro lakehouse__load_csv_rows(model, agate_table) %}
-  {#- The rows went in with the table itself (create_csv_table). -#}
-  {{ return('') }}
 {% endmacro %}
