@@ -14,6 +14,7 @@ the same data. Goal: ours <= 0.7x the peer at SF1, every query green.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -113,6 +114,20 @@ def write_project(folder: Path, data: Path, queries: dict[int, str], peer: bool)
     return folder
 
 
+def node_times(project: Path) -> dict[tuple[str, str], float]:
+    """{(folder, model): execution seconds} from a project's last run."""
+    results = json.loads((project / "target" / "run_results.json").read_text())["results"]
+    return {
+        (
+            "load"
+            if ".load." in r["unique_id"] or r["unique_id"].split(".")[-1] in TABLES
+            else "queries",
+            r["unique_id"].split(".")[-1],
+        ): r["execution_time"]
+        for r in results
+    }
+
+
 def main() -> None:
     parser = common_args(__doc__.splitlines()[0], rounds=2)
     parser.add_argument("--sf", type=float, default=1.0, help="scale factor (default %(default)s)")
@@ -139,6 +154,21 @@ def main() -> None:
     report(
         f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold",
         [(f"TPC-H SF{args.sf:g} dbt run (30 models)", ours, peer, "<=0.70x")],
+    )
+    print("\nnode times of the last round (target/run_results.json), loads apart from queries:")
+    times = {side: node_times(work / side) for side in ("ours", "peer")}
+    for group in ("load", "queries"):
+        ours_s, peer_s = (
+            sum(t for (g, _), t in times[side].items() if g == group) for side in ("ours", "peer")
+        )
+        print(f"  {group:8} ours {ours_s:6.1f}s  peer {peer_s:6.1f}s  ratio {ours_s / peer_s:.2f}x")
+    gaps = sorted(times["ours"], key=lambda key: times["peer"][key] - times["ours"][key])
+    print(
+        "  most behind: "
+        + ", ".join(
+            f"{name} {times['ours'][(g, name)]:.1f}s vs {times['peer'][(g, name)]:.1f}s"
+            for g, name in gaps[:5]
+        )
     )
     print("\nrows per query table (last round) against DuckDB's answer:")
     for side in ("ours", "peer"):

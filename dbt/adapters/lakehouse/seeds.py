@@ -113,7 +113,9 @@ def load_with_spark(
 ) -> SeedLoad | None:
     """Register the seed's view straight from the file, or None (with the reason logged at
     debug level) when only dbt's agate table reads it as dbt defines."""
-    seed = read_seed_file(path, delimiter, text_columns)
+    # Executors elsewhere cannot open a file on this machine; the rows then travel from here.
+    local = (spark.sparkContext.master or "").startswith("local")
+    seed = read_seed_file(path, delimiter, text_columns) if local else "Spark runs elsewhere"
     if isinstance(seed, str):
         logger.debug(f"Seed {path}: read through agate, {seed}")
         return None
@@ -121,7 +123,7 @@ def load_with_spark(
     from pyspark.sql.types import StringType, StructField, StructType
 
     raw = spark.read.csv(
-        str(path),
+        path.resolve().as_uri(),  # a local file even where the default file system is S3
         schema=StructType([StructField(name, StringType(), True) for name in seed.header]),
         header=True,
         sep=delimiter,
