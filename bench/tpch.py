@@ -131,6 +131,9 @@ def node_times(project: Path) -> dict[tuple[str, str], float]:
 def main() -> None:
     parser = common_args(__doc__.splitlines()[0], rounds=2)
     parser.add_argument("--sf", type=float, default=1.0, help="scale factor (default %(default)s)")
+    parser.add_argument(
+        "--threads", type=int, default=2, help="dbt threads, both sides (default %(default)s)"
+    )
     args = parser.parse_args()
     work: Path = args.work / "tpch"
     data = work / f"data-sf{args.sf:g}"
@@ -143,9 +146,9 @@ def main() -> None:
             warehouse = work / "peer-warehouse"
             shutil.rmtree(warehouse, ignore_errors=True)
             warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
-            write_profiles(project, "tpch", peer_target("tpch", warehouse, threads=2))
+            write_profiles(project, "tpch", peer_target("tpch", warehouse, threads=args.threads))
         else:
-            write_profiles(project, "tpch", ours_target("tpch", threads=2))
+            write_profiles(project, "tpch", ours_target("tpch", threads=args.threads))
         return run_timed(
             dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
         )
