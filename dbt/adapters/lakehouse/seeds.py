@@ -2,7 +2,7 @@
 
 dbt's own path reads the whole CSV into an agate table in Python, casting every value while it
 infers the types: tens of seconds and gigabytes per million rows. Here the types come from
-Arrow's kernels over the file (`seedtypes.shapes_of`, the same answer as agate's inference),
+Arrow's kernels over the file (`seedtypes.column_shapes`, the same answer as agate's inference),
 Python's csv module (the reader agate uses) confirms the rows, and Spark reads the file itself.
 A file the three would not read alike (ragged rows, blank lines, malformed quoting, values only
 agate can rewrite) goes through dbt's agate table, as before: same types, same values, slower.
@@ -54,7 +54,6 @@ class SeedLoad:
     # The table `dbt seed --show` samples from: every row on the agate path, the first
     # SAMPLE_ROWS when Spark read the file.
     sample: agate.Table
-    read_by: str
 
 
 def seed_text(value: Any) -> str | None:
@@ -84,7 +83,6 @@ def load_agate_rows(
         sql_types=[convert_type(agate_table, index) for index in range(len(names))],
         row_count=len(rows),
         sample=agate_table,
-        read_by="agate",
     )
 
 
@@ -159,7 +157,6 @@ def load_with_spark(
         sql_types=[_sql_type(c.type, c.has_fraction, convert_type) for c in seed.columns],
         row_count=seed.row_count,
         sample=seed.sample,
-        read_by="spark",
     )
 
 
@@ -272,10 +269,8 @@ def _column_facts(column: pa.Array, forced_text: bool) -> ColumnFacts | str:
     import pyarrow.compute as pc
 
     if forced_text:
-        nulls = pc.match_substring_regex(
-            pc.fill_null(column, ""), seedtypes.anchored(seedtypes.null_pattern())
-        )
-        return ColumnFacts(seedtypes.TEXT_T, has_fraction=False, has_nulls=pc.any(nulls).as_py())
+        has_nulls = pc.any(seedtypes.null_mask(column)).as_py()
+        return ColumnFacts(seedtypes.TEXT_T, has_fraction=False, has_nulls=has_nulls)
     shapes, other = seedtypes.column_shapes(column, MAX_OTHER_VALUES)
     if Shape.OTHER in shapes and Shape.TEXT not in shapes and other is None:
         return f"has more than {MAX_OTHER_VALUES} values outside the shapes Spark reads"

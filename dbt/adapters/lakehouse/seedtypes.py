@@ -152,7 +152,7 @@ def valid_date_parts(year: int, month: int, day: int) -> bool:
 
 
 def shape_of(value: str | None) -> Shape:
-    """One value's shape: the definition `shapes_of` computes over a whole column."""
+    """One value's shape: the definition `column_shapes` applies to a whole column."""
     if value is None or value.strip().lower() in NULL_TEXTS:
         return Shape.NULL
     for shape, pattern in SHAPE_PATTERNS.items():
@@ -170,10 +170,6 @@ def shape_of(value: str | None) -> Shape:
     return Shape.OTHER
 
 
-def accepts(column_type: agate.data_types.DataType, value: str) -> bool:
-    return bool(column_type.test(value))
-
-
 def column_type(
     shapes: Iterable[Shape], other_values: Sequence[str] = ()
 ) -> agate.data_types.DataType:
@@ -181,10 +177,17 @@ def column_type(
     present = set(shapes)
     for candidate in TYPE_ORDER:
         if all(candidate in ACCEPTED_BY[s] for s in present if s is not Shape.OTHER) and all(
-            accepts(candidate, value) for value in other_values
+            candidate.test(value) for value in other_values
         ):
             return candidate
     return TEXT_T
+
+
+def null_mask(values: pa.Array) -> pa.Array:
+    """Which values of a string column agate reads as NULL (shape_of's Shape.NULL)."""
+    import pyarrow.compute as pc
+
+    return pc.match_substring_regex(pc.fill_null(values, ""), anchored(null_pattern()))
 
 
 def column_shapes(values: pa.Array, max_other: int) -> tuple[set[Shape], list[str] | None]:
@@ -215,7 +218,7 @@ def column_shapes(values: pa.Array, max_other: int) -> tuple[set[Shape], list[st
         if len(remaining) == 0:
             return present, []
         if shape is Shape.NULL:
-            mask = pc.match_substring_regex(remaining, anchored(null_pattern()))
+            mask = null_mask(remaining)
         elif shape is Shape.TEXT:
             mask = pc.match_substring_regex(remaining, unparseable_class())
         else:
@@ -235,9 +238,7 @@ def column_shapes(values: pa.Array, max_other: int) -> tuple[set[Shape], list[st
                 # Still worth knowing: a column without NULLs needs no NULL test when loaded.
                 if (
                     Shape.NULL not in order[: order.index(shape)]
-                    and pc.any(
-                        pc.match_substring_regex(remaining, anchored(null_pattern()))
-                    ).as_py()
+                    and pc.any(null_mask(remaining)).as_py()
                 ):
                     present.add(Shape.NULL)
                 return present, None
