@@ -47,3 +47,18 @@ def test_a_key_far_from_any_known_one_lists_the_accepted_keys() -> None:
     text = str(raised.value)
     assert "Unknown profile key 'colour'. Accepted: aws_endpoint" in text
     assert "Did you mean" not in text
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_write_audit_publish_takes_a_boolean(value: bool) -> None:
+    validate(write_audit_publish=value)
+    credentials = LakehouseCredentials.from_dict(
+        {"schema": "analytics", "write_audit_publish": value}
+    )
+    assert credentials.write_audit_publish is value
+
+
+@pytest.mark.parametrize("value", ["yes", 1, "true"])
+def test_write_audit_publish_refuses_other_values(value: object) -> None:
+    with pytest.raises(DbtRuntimeError, match="write_audit_publish must be true or false"):
+        validate(write_audit_publish=value)

@@ -9,5 +9,7 @@ Plugin = AdapterPlugin(
     adapter=LakehouseAdapter,  # type: ignore[arg-type]
     credentials=LakehouseCredentials,
     include_path=lakehouse.PACKAGE_PATH,
-    dependencies=["spark"],
+    # spark: dispatch falls back to spark__ macros; lakehouse_public: the `lakehouse.<macro>`
+    # package model SQL calls (dbt/adapters/lakehouse_public says why it is a plugin).
+    dependencies=["spark", "lakehouse_public"],
 )

@@ -37,6 +37,11 @@ class LakehouseConfig(AdapterConfig):
         rows for one key: the greatest wins (NULLs lose), later entries break ties, then the
         remaining columns in model order, greatest first. Without it, a batch that repeats a
         key fails naming the model and the key value.
+    write_audit_publish: bool; `false` keeps a table out of an audited run (profile key
+        `write_audit_publish`): its writes land on `main` at once.
+    maintenance: Iceberg table maintenance (maintenance.py), e.g. {after_run: [compaction,
+        snapshot_expiry], compaction: {target_file_size_mb: 128}}: `after_run` operations run
+        after a successful build; the option mappings also serve `lakehouse_maintain`.
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
@@ -47,3 +52,5 @@ class LakehouseConfig(AdapterConfig):
     incremental_predicates: list[str] | None = None
     delete_condition: str | None = None
     latest_by: list[str] | str | None = None
+    write_audit_publish: bool | None = None
+    maintenance: dict[str, Any] | None = None

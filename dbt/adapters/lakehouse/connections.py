@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
@@ -18,6 +19,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.sql import SQLConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse import audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.exceptions import (
@@ -79,6 +81,25 @@ def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]
     return True
 
 
+def begin_audited_run(credentials: LakehouseCredentials) -> None:
+    """Under `write_audit_publish`, this invocation's branch, and dbt's node events observed
+    so the adapter knows at the end whether every node passed (audit.py)."""
+    from dbt_common.events.event_manager_client import add_callback_to_manager
+    from dbt_common.invocation import get_invocation_id
+
+    run = audit.begin_run(get_invocation_id(), credentials.write_audit_publish, invoked_command())
+    if run is not None:
+        add_callback_to_manager(run.observe)
+
+
+@dataclass
+class LakehouseAdapterResponse(AdapterResponse):
+    """dbt's response, plus the Iceberg snapshot the statement committed (lineage.py), so
+    run_results.json ties each node to the table version it wrote."""
+
+    snapshot_id: int | None = None
+
+
 class LakehouseHandle:
     """What dbt holds as `connection.handle`."""
 
@@ -122,6 +143,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         # Constructed when dbt registers the adapter, before it parses the project.
         if isinstance(profile.credentials, LakehouseCredentials):
             start_engine_early(profile.credentials, os.environ)
+            begin_audited_run(profile.credentials)
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -130,6 +152,8 @@ class LakehouseConnectionManager(SQLConnectionManager):
         creds: LakehouseCredentials = connection.credentials  # type: ignore[assignment]
         resolved = resolve_profile(creds)
         spark = ENGINE.get(resolved.spec)
+        run = audit.current_run()
+        audit.point_session(spark, run.branch if run is not None else None)
         connection.handle = LakehouseHandle(
             spark, connection.name or "conn", creds.commit_retries, resolved.read_only
         )
@@ -190,7 +214,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:
         rows = getattr(cursor, "rowcount", -1)
-        return AdapterResponse(_message="OK", rows_affected=rows if rows >= 0 else None)
+        return LakehouseAdapterResponse(
+            _message="OK",
+            rows_affected=rows if rows >= 0 else None,
+            snapshot_id=getattr(cursor, "snapshot_id", None),
+        )
 
     @classmethod
     def data_type_code_to_name(cls, type_code: Any) -> str:

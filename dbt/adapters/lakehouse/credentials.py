@@ -68,6 +68,9 @@ class LakehouseCredentials(Credentials):
     spark: SparkOptions = field(default_factory=SparkOptions)
     # Commit conflicts (another writer won the race) are retried this many times.
     commit_retries: int = 4
+    # Audited runs: a run's table commits go to one Iceberg branch, published to `main` only
+    # when every node passed (audit.py).
+    write_audit_publish: bool = False
 
     _ALIASES = {"catalog": "database", "namespace": "schema"}
 
@@ -104,6 +107,9 @@ class LakehouseCredentials(Credentials):
                 f"commit_retries must be a whole number from 0 to {MAX_COMMIT_RETRIES}; got "
                 f"{retries!r}."
             )
+        audited = data.get("write_audit_publish")
+        if audited is not None and not isinstance(audited, bool):
+            problems.append(f"write_audit_publish must be true or false; got {audited!r}.")
         if problems:
             raise DbtRuntimeError("\n".join(problems))
         super().validate(data)
@@ -126,7 +132,15 @@ class LakehouseCredentials(Credentials):
         return f"inline {self.depot.get('type', 'lakehouse')} depot"
 
     def _connection_keys(self) -> tuple[str, ...]:
-        return ("database", "schema", "depot", "warehouse", "aws_region", "aws_endpoint")
+        return (
+            "database",
+            "schema",
+            "depot",
+            "warehouse",
+            "aws_region",
+            "aws_endpoint",
+            "write_audit_publish",
+        )
 
     def connection_info(self, *, with_aliases: bool = False) -> Iterable[tuple[str, Any]]:
         for key, value in super().connection_info(with_aliases=with_aliases):

@@ -6,6 +6,8 @@ loses an Iceberg commit race to another writer is run again with backoff: the fa
 committed nothing, so a re-run cannot double-apply.
 A statement may carry Spark confs scoped to it alone (`-- lakehouse:conf k=v` lines); those
 statements run one at a time, since the session and its conf are shared by all dbt threads.
+A statement that can commit an Iceberg snapshot commits it under the dbt invocation and node
+(lineage.py), and the cursor keeps that snapshot's id for dbt's adapter_response.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dbt.adapters.lakehouse.exceptions import (
     engine_error_text,
     engine_error_type,
 )
+from dbt.adapters.lakehouse.lineage import commit_lineage, commit_target, committed_snapshot
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -103,6 +106,8 @@ class LakehouseCursor:
         self._node = node
         self._df: DataFrame | None = None
         self._rows: list[tuple[Any, ...]] | None = None
+        # The Iceberg snapshot the last execute committed (lineage.py), for adapter_response.
+        self.snapshot_id: int | None = None
 
     @property
     def description(self) -> list[Description]:
@@ -124,8 +129,17 @@ class LakehouseCursor:
         statements = split_statements(sql)
         for statement in statements:  # every one is checked before the first one runs
             self._refuse_read_only_write(statement)
+        self.snapshot_id = None
         for statement in statements:
-            self._df = self._run_with_commit_retries(statement, args)
+            target = commit_target(statement)
+            if target is None:
+                self._df = self._run_with_commit_retries(statement, args)
+                continue
+            with commit_lineage(self._spark, self._node) as properties:
+                self._df = self._run_with_commit_retries(statement, args)
+            committed = committed_snapshot(self._spark, target, properties)
+            if committed is not None:  # the batch's last commit is the one reported
+                self.snapshot_id = committed
 
     def _refuse_read_only_write(self, statement: str) -> None:
         if not self._read_only:

@@ -12,24 +12,31 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base import AdapterConfig, available
-from dbt.adapters.base.impl import catch_as_completed
+from dbt.adapters.base.impl import FreshnessResponse, catch_as_completed
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.sql import SQLAdapter
-from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER
+from dbt_common.clients.agate_helper import build_type_tester
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 from dbt_common.utils import executor
 
+from dbt.adapters.lakehouse import audit
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
-from dbt.adapters.lakehouse.connections import LakehouseConnectionManager, LakehouseHandle
+from dbt.adapters.lakehouse.connections import (
+    LakehouseAdapterResponse,
+    LakehouseConnectionManager,
+    LakehouseHandle,
+)
 from dbt.adapters.lakehouse.exceptions import (
     NamespaceMissingError,
     PreflightError,
@@ -45,6 +52,7 @@ from dbt.adapters.lakehouse.incremental import (
     validate_incremental_config,
     validate_model_columns,
 )
+from dbt.adapters.lakehouse.lineage import commit_properties, last_committed_snapshot
 from dbt.adapters.lakehouse.partitioning import (
     parse_partition_by,
     render_partition_clause,
@@ -52,6 +60,30 @@ from dbt.adapters.lakehouse.partitioning import (
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
 from dbt.adapters.lakehouse.seeds import SeedLoad, load_agate_rows, load_with_spark
+from dbt.adapters.lakehouse.tablename import TableName
+from dbt.adapters.lakehouse.tablestats import (
+    TEXT_COLUMNS,
+    MetadataFreshnessError,
+    TableStats,
+    catalog_columns,
+    read_last_commit,
+    read_table_stats,
+    stats_items,
+)
+from dbt.adapters.lakehouse.timetravel import (
+    AsOf,
+    TimeTravelError,
+    check_as_of,
+    checks_now,
+    parse_as_of,
+    parse_rollback_target,
+    parse_table_name,
+    plan_rollback,
+    read_history,
+    rollback_report,
+    rollback_sql,
+    timestamp_millis,
+)
 
 if TYPE_CHECKING:
     import agate
@@ -61,6 +93,8 @@ logger = AdapterLogger("Lakehouse")
 SHOW_RELATIONS_MACRO = "lakehouse__show_relations"
 DESCRIBE_MACRO = "lakehouse__describe_relation"
 LIST_SCHEMAS_MACRO = "list_schemas"
+# The docs catalog's stats columns that must stay text (tablestats.TEXT_COLUMNS).
+CATALOG_TYPES = build_type_tester(TEXT_COLUMNS)
 
 
 @dataclass
@@ -76,6 +110,13 @@ class LakehouseAdapter(SparkAdapter):
     Column = LakehouseColumn  # type: ignore[assignment]
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = LakehouseConfig  # type: ignore[assignment]
+    # Source freshness without loaded_at_field: the last commit, from the table's metadata.
+    _capabilities = CapabilityDict(
+        {
+            Capability.TableLastModifiedMetadata: CapabilitySupport(support=Support.Full),
+            Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
+        }
+    )
 
     @classmethod
     def convert_time_type(cls, agate_table: agate.Table, col_idx: int) -> str:
@@ -155,6 +196,227 @@ class LakehouseAdapter(SparkAdapter):
         """The table's current Iceberg partition fields (e.g. ['days(ts)']); [] if unpartitioned."""
         described = self.describe_relation(relation)
         return [] if described is None else described.partitioning
+
+    # ---- maintenance ----
+    # Iceberg's maintenance procedures (maintenance.py): a model's `maintenance` config, run
+    # after its build, and `dbt run-operation lakehouse_maintain` over many tables.
+
+    @available
+    def maintenance_plan(self, config: Any, model_name: str, write_order_by: Any) -> list[str]:
+        """Check a model's `maintenance` config before anything is written (a compile error
+        listing what is accepted); the operations to run after its build, in the safe order."""
+        from dbt.adapters.lakehouse import maintenance
+
+        owner = f"model '{model_name}'"
+        plan = maintenance.parse_config(config, owner)
+        if maintenance.COMPACTION in plan.operations:
+            compaction = plan.options[maintenance.COMPACTION]
+            maintenance.sort_order(str(compaction["strategy"]), write_order_by, owner)
+        return list(plan.operations)
+
+    @available
+    def maintain_after_run(
+        self, relation: BaseRelation, config: Any, model_name: str, write_order_by: Any
+    ) -> str:
+        """A model's `maintenance.after_run`, after its write and post-hooks. A table an
+        audited run writes holds the run's rows on its branch until the run publishes, so
+        nothing runs on it then (run lakehouse_maintain after the publish)."""
+        from dbt.adapters.lakehouse import maintenance
+
+        plan = maintenance.parse_config(config, f"model '{model_name}'")
+        if not plan.operations:
+            return ""
+        run = audit.current_run()
+        if run is not None and TableName.of(relation) in run.tables:
+            logger.info(
+                f"{relation} maintenance after_run skipped: this audited run's rows are on "
+                f"branch {run.branch} until the run publishes, and compaction or manifest "
+                "rewrites on main would stop that publish. Run `dbt run-operation "
+                "lakehouse_maintain` after the publish."
+            )
+            return ""
+        target = self._maintenance_target(relation, config, write_order_by)
+        with self._engine(f"maintain {relation}") as spark:
+            _, failed = maintenance.maintain(
+                self._metadata_rows,
+                maintenance.hadoop_file_sizes(spark),
+                [target],
+                plan.operations,
+                dry_run=False,
+                report=logger.info,
+            )
+        if failed:
+            raise maintenance.MaintenanceError(
+                f"Model '{model_name}' was built and its rows are committed, but its "
+                "maintenance after_run failed:\n"
+                + "\n".join(f"  - {op}: {reason}" for _, op, reason in failed)
+                + "\nFix the cause, then run `dbt run-operation lakehouse_maintain` for it, "
+                "or remove the operation from after_run."
+            )
+        return ""
+
+    @available
+    def maintain_tables(self, tables: list[dict[str, Any]], operations: Any, dry_run: Any) -> str:
+        """`lakehouse_maintain`: the operations on each table (each a dict of `relation`,
+        `config` (its maintenance config) and `write_order_by`), one line per table and
+        operation; a failure does not stop the others, and raises at the end."""
+        from dbt.adapters.lakehouse import maintenance
+
+        names = maintenance.parse_operations(operations)
+        if not isinstance(dry_run, bool):
+            raise maintenance.MaintenanceConfigError(
+                f"lakehouse_maintain: dry_run must be true or false, got {dry_run!r}. Nothing "
+                "was changed."
+            )
+        targets = [
+            self._maintenance_target(t["relation"], t.get("config"), t.get("write_order_by"))
+            for t in tables
+        ]
+        with self._engine("lakehouse_maintain") as spark:
+            _, failed = maintenance.maintain(
+                self._metadata_rows,
+                maintenance.hadoop_file_sizes(spark),
+                targets,
+                names,
+                dry_run=dry_run,
+                report=logger.info,
+            )
+        if failed:
+            raise maintenance.MaintenanceError(maintenance.failure_summary(failed, len(targets)))
+        return ""
+
+    @staticmethod
+    def _maintenance_target(relation: BaseRelation, config: Any, write_order_by: Any) -> Any:
+        from dbt.adapters.lakehouse import maintenance
+
+        plan = maintenance.parse_config(config, f"table {relation}")
+        return maintenance.Target(
+            str(relation.database),
+            str(relation.schema),
+            str(relation.identifier),
+            plan.options,
+            write_order_by,
+        )
+
+    # ---- audited runs (write-audit-publish, audit.py) -----------------------------------------
+
+    @available
+    def prepare_audited_write(
+        self, relation: BaseRelation, model_config: Any, node_id: str, resource_type: str
+    ) -> str | None:
+        """Before a node's first write to a table: the run's audit branch when the write goes
+        there (the table then takes branch writes), else None (the table takes none).
+
+        Outside an audited run nothing is done. Tests never audit: their failure tables are
+        the audit's output. A model opts out with config `write_audit_publish: false`.
+        """
+        run = audit.current_run()
+        if run is None:
+            return None
+        audited = model_config is not False and resource_type != "test"
+        table = TableName.of(relation)
+        if audited and not run.record(table, node_id):
+            return run.branch  # prepared earlier in this run
+        with self._engine(f"prepare {table} for an audited run") as spark:
+            exists, enabled = audit.table_property(spark, table, audit.WAP_ENABLED)
+        wanted = "true" if audited else "false"
+        if exists and (enabled or "false").lower() != wanted:
+            self.execute(
+                f"alter table {table.sql_name} set tblproperties "
+                f"('{audit.WAP_ENABLED}' = '{wanted}')"
+            )
+        return run.branch if audited else None
+
+    @available
+    def plan_branch_replace(
+        self, relation: BaseRelation, columns: list[Any], partition_by: Any, model_name: str
+    ) -> dict[str, list[Any]]:
+        """The schema and partition changes an audited replace of `relation` makes first."""
+        described = self.describe_relation(relation)
+        if described is None:
+            raise audit.AuditError(f"Table {relation} disappeared during the run.")
+        new_columns = [(c.name, c.dtype) for c in columns]
+        fields = parse_partition_by(partition_by, model_name)
+        validate_partition_columns(fields, [name for name, _ in new_columns], model_name)
+        plan = audit.plan_branch_replace(
+            model_name,
+            str(relation),
+            new_columns,
+            [(c.name, c.dtype) for c in described.columns],
+            [f.render() for f in fields],
+            described.partitioning,
+        )
+        return {
+            "add": [{"name": n, "data_type": t} for n, t in plan.add],
+            "drop": plan.drop,
+            "widen": [{"column_name": n, "new_type": t} for n, t in plan.widen],
+            "partition_drop": plan.partition_drop,
+            "partition_add": plan.partition_add,
+        }
+
+    @available
+    def publish_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
+        """`lakehouse_publish`: fast-forward `main` of every given table holding the branch."""
+        branch = audit.checked_branch(branch)
+        with self._engine(f"publish {branch}") as spark:
+            audit.point_session(spark, None)
+            tables = [TableName.of(r) for r in relations]
+            states = audit.ordered_by_branch_time(audit.states_with_branch(spark, tables, branch))
+            if not states:
+                raise audit.AuditError(self._no_branch_message(branch, tables))
+            published = audit.publish(spark, states, branch)
+        message = f"Published {branch}: main of {', '.join(published)} moved; branch dropped."
+        logger.info(message)
+        return message
+
+    @available
+    def discard_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
+        """`lakehouse_discard`: drop the branch (and its rows) from every given table."""
+        branch = audit.checked_branch(branch)
+        with self._engine(f"discard {branch}") as spark:
+            audit.point_session(spark, None)
+            tables = [TableName.of(r) for r in relations]
+            states = audit.states_with_branch(spark, tables, branch)
+            if not states:
+                raise audit.AuditError(self._no_branch_message(branch, tables))
+            dropped = audit.discard(spark, states, branch)
+        message = f"Discarded {branch}; main unchanged on: {', '.join(dropped)}."
+        logger.info(message)
+        return message
+
+    @staticmethod
+    def _no_branch_message(branch: str, tables: list[TableName]) -> str:
+        return (
+            f"No table of this project holds branch {branch} ({len(tables)} tables looked at). "
+            "It was published or discarded already, or the name is not the one the run printed."
+        )
+
+    def cleanup_connections(self) -> None:
+        """The end of a dbt invocation: an audited run publishes here, after its last test."""
+        try:
+            self._finish_audited_run()
+        finally:
+            super().cleanup_connections()
+
+    def _finish_audited_run(self) -> None:
+        run = audit.end_run()
+        if run is None:
+            return
+        with self.connection_named("lakehouse_audit_publish"):
+            with self._engine(f"publish {run.branch}") as spark:
+                audit.point_session(spark, None)
+                if not run.tables:
+                    return
+                problems = run.problems()
+                if problems:
+                    logger.warning(audit.unpublished_message(run.branch, problems, run.tables))
+                    return
+                states = audit.states_with_branch(spark, list(run.tables), run.branch)
+                published = audit.publish(spark, states, run.branch)
+        logger.info(
+            f"Audited run published: main of {len(published)} table(s) moved to branch "
+            f"{run.branch} ({', '.join(published)}); the branch is dropped."
+        )
 
     # ---- relations -------------------------------------------------------------------------
 
@@ -253,6 +515,26 @@ class LakehouseAdapter(SparkAdapter):
         described = self.describe_relation(relation)
         return [] if described is None else [*described.columns]
 
+    # ---- commit lineage ----------------------------------------------------------------------
+
+    @available
+    def write_response(
+        self, relation: BaseRelation, message: str, code: str, rows_affected: int | None
+    ) -> LakehouseAdapterResponse:
+        """The response of a write a materialization reports without `statement('main')`
+        (seeds), with the snapshot this node's last commit to `relation` in this run made
+        (lineage.py); None when it committed none."""
+        from dbt_common.invocation import get_invocation_id
+
+        handle: LakehouseHandle = self.connections.get_thread_connection().handle
+        properties = commit_properties(get_invocation_id(), handle.name)
+        return LakehouseAdapterResponse(
+            _message=message,
+            code=code,
+            rows_affected=rows_affected,
+            snapshot_id=last_committed_snapshot(handle.spark, relation.render(), properties),
+        )
+
     # ---- docs catalog ------------------------------------------------------------------------
 
     def get_catalog(
@@ -291,13 +573,17 @@ class LakehouseAdapter(SparkAdapter):
             for relation in self.list_relations(information_schema.database, schema):
                 described = self.describe_relation(relation)
                 if described is not None:  # None: dropped between listing and describing
-                    rows.extend(self._catalog_rows(relation, described))
-        return agate.Table.from_object(rows, column_types=DEFAULT_TYPE_TESTER)
+                    stats = self.table_stats(relation)
+                    rows.extend(self._catalog_rows(relation, described, stats))
+        # An empty schema has no columns to force (agate would warn about each).
+        return agate.Table.from_object(rows, column_types=CATALOG_TYPES if rows else None)
 
     @staticmethod
     def _catalog_rows(
-        relation: BaseRelation, described: RelationDescription
+        relation: BaseRelation, described: RelationDescription, stats: TableStats | None = None
     ) -> list[dict[str, Any]]:
+        # dbt reads a table's stats from whichever of its rows comes first: every row has them.
+        stats_columns = catalog_columns(stats)
         return [
             {
                 "table_database": relation.database,
@@ -311,6 +597,7 @@ class LakehouseAdapter(SparkAdapter):
                 "column_index": (column.column_index or 0) + 1,
                 "column_type": column.dtype,
                 "column_comment": column.comment,
+                **stats_columns,
             }
             for column in described.columns
         ]
@@ -338,8 +625,144 @@ class LakehouseAdapter(SparkAdapter):
                 )
                 for row in rows
             },
-            stats={},
+            stats=stats_items(self.table_stats(relation)),
         )
+
+    # ---- table stats and source freshness from metadata (tablestats.py) -------------------
+
+    def table_stats(self, relation: BaseRelation) -> TableStats | None:
+        """A table's stats from its Iceberg metadata (no scan); None for a view, or a table
+        dropped since it was listed."""
+        if relation.is_view:
+            return None
+        table = relation.render()
+        try:
+            with self._engine(f"read the metadata of {table}") as spark:
+                return read_table_stats(spark, table)
+        except (RelationMissingError, NamespaceMissingError):
+            return None  # a view of unknown type lands here too: it has no snapshots
+
+    def calculate_freshness_from_metadata_batch(
+        self, sources: list[BaseRelation], macro_resolver: Any = None
+    ) -> tuple[list[Any], dict[BaseRelation, FreshnessResponse]]:
+        """`dbt source freshness` for sources without `loaded_at_field`: the commit time of
+        each table's current snapshot, from its metadata. A source that is a view or missing
+        is left out; dbt then asks `calculate_freshness_from_metadata`, which says why."""
+        freshness: dict[BaseRelation, FreshnessResponse] = {}
+        with self._metadata_connection():
+            for source in sources:
+                try:
+                    freshness[source] = self._metadata_freshness(source)
+                except MetadataFreshnessError:
+                    continue
+        return [], freshness
+
+    def calculate_freshness_from_metadata(
+        self, source: BaseRelation, macro_resolver: Any = None
+    ) -> tuple[Any, FreshnessResponse]:
+        with self._metadata_connection():
+            return None, self._metadata_freshness(source)
+
+    def _metadata_freshness(self, source: BaseRelation) -> FreshnessResponse:
+        table = source.render()
+        try:
+            with self._engine(f"read the last commit of {table}") as spark:
+                last_commit = read_last_commit(spark, table)
+        except (RelationMissingError, NamespaceMissingError) as exc:
+            raise MetadataFreshnessError(
+                f"Cannot take the freshness of source table {table} from its metadata: it does "
+                "not exist, or it is a view (views have no snapshots). Fix: build or load the "
+                "table, or give the source a `loaded_at_field`."
+            ) from exc
+        # No snapshot yet: never loaded, which dbt counts as infinitely old.
+        return self._create_freshness_response(last_commit, datetime.now(UTC))
+
+    @contextmanager
+    def _metadata_connection(self) -> Iterator[None]:
+        """The thread's connection, opened if dbt released it (it asks for the batch after
+        its `master` connection is released), or one of our own when the thread has none."""
+        if self.connections.get_if_exists() is None:
+            with self.connection_named("lakehouse_freshness"):
+                yield
+            return
+        self.connections.open(self.connections.get_thread_connection())
+        yield
+
+    # ---- time travel (timetravel.py) --------------------------------------------------------
+
+    @available
+    def time_travel_relation(
+        self, relation: Any, as_of: dict[str, Any], execute: bool
+    ) -> LakehouseRelation:
+        """`relation` read as of a point of its history (`lakehouse.as_of`).
+
+        When the node runs (not under parse, compile or docs generate), the point is checked
+        against the table's history first, so a point it lacks fails naming the table.
+        """
+        target = self._time_travel_table(relation)
+        spec = parse_as_of(as_of, f"lakehouse.as_of({target.render()})")
+        if target.is_cte:
+            return target  # an ephemeral model or a unit test's fixture rows: no history
+        if execute and checks_now():
+            self.check_time_travel(target, spec)
+        return target.with_time_travel(spec)
+
+    def check_time_travel(self, relation: LakehouseRelation, as_of: AsOf) -> None:
+        """Fail, naming the table, unless it has the point `as_of` reads (also for sources)."""
+        table = relation.render()
+        try:
+            check_as_of(self._metadata_rows, table, as_of)
+        except (RelationMissingError, NamespaceMissingError) as exc:
+            raise TimeTravelError(
+                f"Table {table} does not exist (or is a view, which has no snapshots), so it "
+                f"cannot be read as of {as_of.describe()}. Fix: check the name, or build the "
+                "table before the node that reads it."
+            ) from exc
+
+    @available
+    def rollback_table(self, relation: Any, to: Any) -> list[str]:
+        """Move `main` of a table back to a snapshot id or the state at a timestamp
+        (`lakehouse_rollback`); the lines to print, main before and after.
+
+        Refused, with nothing changed, when the target is not an ancestor of main's current
+        snapshot, or when no ancestor is older than the timestamp.
+        """
+        target = self._time_travel_table(relation)
+        catalog, namespace, name = target.database, target.schema, target.identifier
+        assert catalog and namespace and name
+        table = target.render()
+        point = parse_rollback_target(to)
+        try:
+            history = read_history(self._metadata_rows, table)
+        except (RelationMissingError, NamespaceMissingError) as exc:
+            raise TimeTravelError(
+                f"lakehouse_rollback: table {table} does not exist (or is a view). Nothing was "
+                "changed. Fix: pass `relation: <schema>.<table>` (the target's catalog) or "
+                "`<catalog>.<schema>.<table>`."
+            ) from exc
+        at_ms = None
+        if point.key == "timestamp":
+            at_ms = timestamp_millis(self._metadata_rows, str(point.value))
+        plan = plan_rollback(history, point, at_ms)
+        after = plan.before
+        if plan.changes:
+            self.execute(rollback_sql(catalog, namespace, name, plan, point))
+            after = read_history(self._metadata_rows, table).main or plan.target
+        return rollback_report(plan, after)
+
+    def _time_travel_table(self, relation: Any) -> LakehouseRelation:
+        """A relation, or a `schema.table` / `catalog.schema.table` name (the target's catalog
+        when it has two parts), as a table relation."""
+        if isinstance(relation, LakehouseRelation):
+            return relation
+        catalog, namespace, name = parse_table_name(relation, self.config.credentials.database)
+        return self.Relation.create(database=catalog, schema=namespace, identifier=name)
+
+    def _metadata_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """A metadata query's rows as Spark returns them (agate would guess the types)."""
+        with self.connections.exception_handler(sql):
+            _, cursor = self.connections.add_query(sql, auto_begin=False)
+            return list(cursor.fetchall())
 
     # ---- helpers for macros ------------------------------------------------------------------
 

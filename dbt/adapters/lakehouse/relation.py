@@ -1,13 +1,22 @@
-"""Relations are `catalog`.`namespace`.`table`: dbt's database is the Spark catalog name."""
+"""Relations are `catalog`.`namespace`.`table`: dbt's database is the Spark catalog name.
+
+A relation may read its table as of a point in the table's history (`time_travel`): then it
+renders with Spark's clause (`... TIMESTAMP AS OF '...'`) wherever SQL uses it, while its
+name (`render()`, which dbt's cache and the adapter's metadata lookups use) stays the table's.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from dbt.adapters.base.relation import BaseRelation, Policy
-from dbt.adapters.contracts.relation import ComponentName
+from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationConfig
 from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.lakehouse.timetravel import AsOf, checks_now, parse_as_of
 
 
 @dataclass
@@ -34,6 +43,9 @@ class LakehouseRelation(BaseRelation):
     is_iceberg: bool = True
     is_delta: bool = False
     is_hudi: bool = False
+    # {timestamp|snapshot_id|ref_name: value}, as AsOf.as_config() gives it; None: the
+    # table's current state.
+    time_travel: dict[str, Any] | None = None
 
     def quoted(self, identifier: str) -> str:
         # Backticks inside a name are escaped by doubling, as Spark SQL expects.
@@ -51,6 +63,64 @@ class LakehouseRelation(BaseRelation):
             ):
                 part = part.lower()
             yield key, part
+
+    @property
+    def as_of(self) -> AsOf | None:
+        if self.time_travel is None:
+            return None
+        return parse_as_of(self.time_travel, f"relation {self.render()}")
+
+    def with_time_travel(self, as_of: AsOf | None) -> LakehouseRelation:
+        # replace, not incorporate: incorporate deep-merges, which would keep an earlier key.
+        return dataclasses.replace(self, time_travel=None if as_of is None else as_of.as_config())
+
+    def __str__(self) -> str:
+        plain = super().__str__()
+        as_of = self.as_of
+        if as_of is None:
+            return plain
+        # The clause binds to the table name, inside dbt's --empty limit and microbatch filter
+        # subqueries, which both start from the name.
+        name = self.render()
+        return plain.replace(name, f"{name} {as_of.clause}", 1)
+
+    @classmethod
+    def create_from(
+        cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any
+    ) -> LakehouseRelation:
+        relation: LakehouseRelation = super().create_from(quoting, relation_config, **kwargs)
+        # Only dbt's source() passes event_time_filter. Its other calls name the live table:
+        # the manifest's relation_name, freshness, the docs catalog.
+        if "event_time_filter" not in kwargs or relation_config.resource_type != "source":
+            return relation
+        as_of = source_as_of(relation_config)
+        if as_of is None:
+            return relation
+        travelled = relation.with_time_travel(as_of)
+        check_source_time_travel(travelled, as_of)
+        return travelled
+
+
+def source_as_of(source: RelationConfig) -> AsOf | None:
+    """A source's `config: {as_of: {...}}` (set on the source or its table), or None."""
+    config = getattr(source, "config", None)
+    spec = config.get("as_of") if config is not None else None
+    if spec is None:
+        return None
+    name = f"source {getattr(source, 'source_name', '?')}.{getattr(source, 'name', '?')}"
+    return parse_as_of(spec, name)
+
+
+def check_source_time_travel(relation: LakehouseRelation, as_of: AsOf) -> None:
+    """Check a source's as_of as dbt resolves source() for a node it runs.
+
+    The relation has no adapter of its own; the one the process registered runs the check on
+    the node's connection, as `lakehouse.as_of` does.
+    """
+    from dbt.adapters.factory import get_adapter_by_type
+
+    if checks_now():
+        get_adapter_by_type("lakehouse").check_time_travel(relation, as_of)
 
 
 def split_table_name(name: str) -> tuple[str, str]:

@@ -8,6 +8,7 @@
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema,
                                                 database=database, type='table') -%}
   {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+  {%- do lakehouse_maintenance_check() -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -25,6 +26,7 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
+  {% do lakehouse_maintenance_after_run(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

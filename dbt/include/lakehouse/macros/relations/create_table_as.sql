@@ -20,7 +20,17 @@
     {{ get_assert_columns_equivalent(select_sql) }}
     {%- set select_sql = get_select_subquery(select_sql) -%}
   {%- endif -%}
-  create or replace table {{ relation }}
+  {#- In an audited run, an existing table is replaced on the run's branch (CREATE OR REPLACE
+      would leave it without `main`); a new one is created by a plain CTAS, whose only ref
+      is then the branch. -#}
+  {%- set audit_branch = lakehouse_audit_prepare(relation) -%}
+  {%- if audit_branch -%}
+    {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
+    {%- if existing is not none and not existing.is_view -%}
+      {{ return(lakehouse_branch_replace_sql(relation, select_sql)) }}
+    {%- endif -%}
+  {%- endif -%}
+  create {{ 'or replace ' if not audit_branch }}table {{ relation }}
   using iceberg
   {% if column_names is none -%}
     {{ lakehouse_partition_clause(select_sql) }}
@@ -28,7 +38,7 @@
     {{ lakehouse_partition_clause_for(column_names) }}
   {%- endif %}
   {{ comment_clause() }}
-  {{ lakehouse_tblproperties_clause() }}
+  {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }}
   as
   {{ select_sql }}
 {%- endmacro %}
@@ -47,8 +57,9 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro lakehouse_tblproperties_clause() -%}
-  {#- `table_properties` is ours; dbt-spark's `tblproperties` is honoured too, ours wins. -#}
+{% macro lakehouse_tblproperties_clause(required={}) -%}
+  {#- `table_properties` is ours; dbt-spark's `tblproperties` is honoured too, ours wins;
+      `required` (set by the adapter) wins over both. -#}
   {%- set properties = {} -%}
   {%- for key in ['tblproperties', 'table_properties'] -%}
     {%- set value = config.get(key) -%}
@@ -57,6 +68,7 @@
     {%- endif -%}
     {%- do properties.update(value or {}) -%}
   {%- endfor -%}
+  {%- do properties.update(required) -%}
   {%- if properties -%}
     tblproperties (
       {%- for name, value in properties.items() %}

@@ -18,9 +18,11 @@
       file filter) materialize them first, so the model's query runs once and every read sees
       the same rows. -#}
   {%- set materialize_source = strategy in ['merge', 'delete+insert'] -%}
+  {%- do lakehouse_maintenance_check() -%}
 
   {%- if incremental_run -%}
     {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}
+    {%- do lakehouse_audit_prepare(target_relation) -%}
   {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -72,6 +74,7 @@
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
+  {% do lakehouse_maintenance_after_run(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}

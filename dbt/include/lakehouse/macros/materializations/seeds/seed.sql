@@ -35,6 +35,8 @@
   {% call noop_statement('main', code ~ ' ' ~ seed_load.row_count, code, seed_load.row_count) %}
     {{ create_table_sql }};
   {% endcall %}
+  {#- noop_statement's response cannot hold the snapshot the seed's write committed. -#}
+  {% do store_result('main', response=adapter.write_response(target_relation, code ~ ' ' ~ seed_load.row_count, code, seed_load.row_count)) %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
@@ -50,19 +52,15 @@
 
 {% macro lakehouse_create_seed_table(relation, seed_load, view_name) %}
   {%- set column_override = config.get('column_types', {}) -%}
-  {%- set sql -%}
-    create or replace table {{ relation }}
-    using iceberg
-    {{ lakehouse_partition_clause_for(seed_load.column_names) }}
-    {{ comment_clause() }}
-    {{ lakehouse_tblproperties_clause() }}
-    as select
+  {%- set select_sql -%}
+    select
     {%- for col_name in seed_load.column_names %}
       {%- set type = column_override.get(col_name, seed_load.sql_types[loop.index0]) %}
       cast({{ adapter.quote(col_name) }} as {{ type }}) as {{ adapter.quote(col_name) }}{{ ',' if not loop.last }}
     {%- endfor %}
     from {{ adapter.quote(view_name) }}
   {%- endset -%}
+  {%- set sql = lakehouse_create_table_sql(relation, select_sql, seed_load.column_names) -%}
   {%- call statement('_') -%}
     {{ sql }}
   {%- endcall -%}

@@ -3,6 +3,7 @@
       the final write is one MERGE (lakehouse__snapshot_merge_sql), so a failed snapshot leaves
       the table as it was. dbt-spark's materialization is skipped because it insists on a
       `file_format` config. -#}
+  {%- do lakehouse_audit_prepare(this.incorporate(type='table')) -%}
   {{ return(materialization_snapshot_default()) }}
 {% endmaterialization %}
 

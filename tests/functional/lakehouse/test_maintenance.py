@@ -1,0 +1,271 @@
+"""Iceberg table maintenance: a model's `maintenance.after_run` and `lakehouse_maintain`, with
+effects read from the table's Iceberg metadata tables.
+
+One project, one table story, steps in order: many small files (one dbt build plus INSERTs, so
+the test stays fast), compacted by the model's after_run with contents unchanged; snapshot
+expiry keeping exactly what retention says, a tag, and an open audit branch that can still be
+published afterwards; orphan cleanup (dry run first); a bad config refused before any write;
+`full_maintenance` over several tables where one fails and the others still run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.tables import table
+
+ROWS = 20  # ids 0..19 from the model; one INSERT per further small file
+INSERTS = 19
+
+EVENTS_SQL = (
+    """
+{{ config(
+    materialized='incremental', unique_key='id', incremental_strategy='merge',
+    maintenance={
+      'after_run': var('after', []),
+      'snapshot_expiry': {'retain_days': 0, 'retain_last': 1},
+    },
+) }}
+select id, concat('v', cast(id as string)) as v from range("""
+    + str(ROWS)
+    + """) as r(id)
+"""
+)
+# A sort compaction without the write_order_by it sorts by: lakehouse_maintain fails on it.
+UNSORTED_SQL = """
+{{ config(materialized='table', tags=['nightly'],
+          maintenance={'compaction': {'strategy': 'sort'}}) }}
+select 1 as id
+"""
+SMALL_SQL = "{{ config(materialized='table', tags=['nightly']) }}\nselect 1 as id"
+BAD_SQL = """
+{{ config(materialized='table', maintenance={'after_run': ['compact'],
+                                             'snapshot_expiry': {'retain_last': 0}}) }}
+select 1 as id
+"""
+AUDIT_BRANCH = "audit_0123abcd"
+
+
+def messages(out: str) -> str:
+    return "\n".join(
+        re.sub(r"^(?:\x1b\[0m)?\d\d:\d\d:\d\d  ", "", line)
+        for line in output_text(out).splitlines()
+    )
+
+
+def maintain(args: dict[str, Any], expect_pass: bool = True) -> str:
+    _, out = run_dbt_and_capture(
+        ["run-operation", "lakehouse_maintain", "--args", json.dumps(args)],
+        expect_pass=expect_pass,
+    )
+    return messages(out)
+
+
+def one(project, sql: str) -> tuple:
+    return tuple(project.run_sql(sql, fetch="one"))
+
+
+def checksum(project, name: str, version: str = "") -> tuple:
+    """Row count and an order-independent sum of row hashes."""
+    return one(
+        project,
+        "select count(*), sum(cast(xxhash64(id, v) as decimal(38, 0))) "
+        f"from {table(project, name)}{version}",
+    )
+
+
+def data_files(project, name: str) -> int:
+    return one(project, f"select count(*) from {table(project, name)}.files where content = 0")[0]
+
+
+def snapshot_ids(project, name: str) -> set[int]:
+    found = project.run_sql(f"select snapshot_id from {table(project, name)}.snapshots", "all")
+    return {int(r[0]) for r in found}
+
+
+def refs(project, name: str) -> dict[str, int]:
+    found = project.run_sql(f"select name, snapshot_id from {table(project, name)}.refs", "all")
+    return {str(r[0]): int(r[1]) for r in found}
+
+
+def main_line(project, name: str) -> list[int]:
+    """main's snapshots, newest first."""
+    found = project.run_sql(
+        f"select snapshot_id from {table(project, name)}.history where is_current_ancestor "
+        "order by made_current_at desc",
+        fetch="all",
+    )
+    return [int(r[0]) for r in found]
+
+
+class TestMaintenance:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "events.sql": EVENTS_SQL,
+            "unsorted.sql": UNSORTED_SQL,
+            "small.sql": SMALL_SQL,
+            "bad.sql": BAD_SQL,
+        }
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
+        plain = {**dbt_profile_target, "schema": unique_schema}
+        return {
+            "test": {
+                "target": "default",
+                "outputs": {"default": plain, "audited": {**plain, "write_audit_publish": True}},
+            }
+        }
+
+    def test_1_after_run_compaction_keeps_contents(self, project):
+        run_dbt(["run", "-s", "events", "unsorted", "small"])
+        events = table(project, "events")
+        for i in range(INSERTS):
+            project.run_sql(f"insert into {events} values ({ROWS + i}, 'extra{i}')")
+        before = checksum(project, "events")
+        assert before[0] == ROWS + INSERTS
+        assert data_files(project, "events") >= INSERTS + 1
+
+        # The merge rewrites the model's 20 rows with the same values, then compaction runs.
+        _, out = run_dbt_and_capture(["run", "-s", "events", "--vars", "{after: [compaction]}"])
+        out = messages(out)
+        assert data_files(project, "events") == 1
+        assert checksum(project, "events") == before
+        line = next(x for x in out.splitlines() if " compaction: " in x)
+        assert re.search(r"data files \d+ → 1 \(avg [\d.]+ \w+ → [\d.]+ \w+\)", line), line
+        assert "rewritten into 1" in line and line.endswith(" s"), line
+
+    def test_2_snapshot_expiry_keeps_refs_and_the_audit_branch(self, project):
+        events = table(project, "events")
+        oldest = main_line(project, "events")[-1]
+        tagged_rows = checksum(project, "events", f" version as of {oldest}")
+        project.run_sql(f"alter table {events} create tag kept as of version {oldest}")
+        # An audited run's branch, left open: its own snapshots must survive, so it can still
+        # be published (fast-forwarded) afterwards.
+        main_head = main_line(project, "events")[0]
+        project.run_sql(f"alter table {events} create branch {AUDIT_BRANCH}")
+        for i in range(2):
+            project.run_sql(f"insert into {events}.branch_{AUDIT_BRANCH} values ({100 + i}, 'b')")
+        branch_head = refs(project, "events")[AUDIT_BRANCH]
+        before = snapshot_ids(project, "events")
+        time.sleep(0.05)
+
+        out = maintain({"select": ["events"], "operations": ["snapshot_expiry"]})
+        # retain_days 0, retain_last 1: main keeps its head; the tag its snapshot; the branch
+        # its own two snapshots (its walk back stops at main's head, which main keeps).
+        kept = snapshot_ids(project, "events")
+        branch_own = kept - {main_head, oldest}
+        assert main_head in kept and oldest in kept and branch_head in kept
+        assert len(kept) == 4 and len(branch_own) == 2, (kept, before)
+        line = next(x for x in out.splitlines() if " snapshot_expiry: " in x)
+        assert f"expired {len(before) - 4} snapshot(s), {len(before)} → 4" in line, line
+        assert f"keep the own snapshots of branch(es) {AUDIT_BRANCH} (2)" in line, line
+        assert refs(project, "events") == {
+            "main": main_head,
+            "kept": oldest,
+            AUDIT_BRANCH: branch_head,
+        }
+        # Time travel to a kept snapshot still reads it.
+        assert checksum(project, "events", " version as of 'kept'") == tagged_rows
+        assert checksum(project, "events", f" version as of {oldest}") == tagged_rows
+        # Compaction now would move main past the open branch: skipped, saying why.
+        out = maintain({"select": ["events"], "operations": ["compaction"]})
+        assert f"compaction: skipped: the table holds open audit branch(es) {AUDIT_BRANCH}" in out
+        # The branch is still publishable.
+        project.run_sql(
+            f"call `{project.database}`.system.fast_forward("
+            f"'`{project.test_schema}`.`events`', 'main', '{AUDIT_BRANCH}')"
+        )
+        project.run_sql(f"alter table {events} drop branch {AUDIT_BRANCH}")
+        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+
+    def test_3_orphan_cleanup(self, project, request):
+        data_file = str(
+            one(project, f"select file_path from {table(project, 'events')}.files limit 1")[0]
+        )
+        folder = data_file.rsplit("/", 1)[0]
+        fresh = f"{folder}/orphan-fresh.parquet"
+        old = f"{folder}/orphan-old.parquet"
+        local = request.config.getoption("--profile") == "local"
+        if local:
+            for path in (fresh, old):
+                Path(path.removeprefix("file:")).write_bytes(b"x" * 1000)
+            five_days_ago = time.time() - 5 * 86400
+            os.utime(old.removeprefix("file:"), (five_days_ago, five_days_ago))
+        else:
+            # An S3 object's age is its Last-Modified, which the server sets on upload: an old
+            # orphan cannot be planted there, only a fresh one (the old one is covered locally).
+            s3 = request.getfixturevalue("s3_server")
+            bucket, key = re.match(r"s3a?://([^/]+)/(.+)$", fresh).groups()
+            s3.client().put_object(Bucket=bucket, Key=key, Body=b"x" * 1000)
+
+        def exists(path: str) -> bool:
+            if local:
+                return Path(path.removeprefix("file:")).exists()
+            bucket, key = re.match(r"s3a?://([^/]+)/(.+)$", path).groups()
+            listed = s3.client().list_objects_v2(Bucket=bucket, Prefix=key)
+            return listed.get("KeyCount", 0) > 0
+
+        out = maintain({"select": ["events"], "operations": ["orphan_cleanup"], "dry_run": True})
+        expected = 1 if local else 0
+        assert f"orphan_cleanup (dry run): would remove {expected} orphan file(s)" in out, out
+        assert exists(fresh) and (not local or exists(old))
+
+        out = maintain({"select": ["events"], "operations": ["orphan_cleanup"]})
+        size = "1000 B" if local else "0 B"
+        assert f"orphan_cleanup: removed {expected} orphan file(s), {size}" in out, out
+        assert exists(fresh)
+        if local:
+            assert not exists(old)
+        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+
+    def test_4_bad_config_is_refused_before_any_write(self, project):
+        results, out = run_dbt_and_capture(["run", "-s", "bad"], expect_pass=False)
+        message = results[0].message
+        assert "Invalid maintenance config for model 'bad'" in message, message
+        assert "after_run has unknown operation(s) 'compact'; accepted: compaction, " in message
+        assert "snapshot_expiry.retain_last is 0" in message
+        assert "Nothing was written." in message
+        assert project.adapter.get_relation(project.database, project.test_schema, "bad") is None
+
+    def test_5_full_maintenance_goes_on_past_a_failing_table(self, project):
+        out = maintain(
+            {"select": ["events", "tag:nightly"], "operations": ["full_maintenance"]},
+            expect_pass=False,
+        )
+        for name in ("events", "small"):
+            for operation in ("compaction", "snapshot_expiry", "orphan_cleanup"):
+                assert re.search(rf"\.{name} {operation}: ", out), (name, operation, out)
+            assert re.search(rf"\.{name} metadata_cleanup: manifests \d+ → \d+", out), out
+        assert "unsorted compaction: FAILED: compaction.strategy is 'sort'" in out, out
+        assert "lakehouse_maintain: 1 operation(s) failed on 1 of 3 table(s):" in out, out
+        # The failing table's other operations still ran.
+        assert re.search(r"\.unsorted snapshot_expiry: ", out), out
+        properties = dict(
+            project.run_sql(f"show tblproperties {table(project, 'events')}", fetch="all")
+        )
+        assert properties["write.metadata.delete-after-commit.enabled"] == "true"
+        assert properties["write.metadata.previous-versions-max"] == "100"
+        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+
+    def test_6_audited_run_skips_after_run_and_still_publishes(self, project):
+        main_before = refs(project, "events")["main"]
+        _, out = run_dbt_and_capture(
+            ["run", "-s", "events", "--target", "audited", "--vars", "{after: [compaction]}"]
+        )
+        out = messages(out)
+        assert "maintenance after_run skipped: this audited run's rows are on branch audit_" in out
+        assert "Audited run published" in out, out
+        after = refs(project, "events")
+        assert after["main"] != main_before and set(after) == {"main", "kept"}, after
+        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
