@@ -303,8 +303,10 @@ def latest_snapshot(spark: Any, table: str) -> str | None:
     """The table's newest commit, described from its `snapshots` metadata table."""
     try:
         rows = spark.sql(
-            "select snapshot_id, operation, committed_at, summary "
-            f"from {table}.snapshots order by committed_at desc limit 1"
+            # Epoch millis, not the timestamp: collect() turns a timestamp into the Python
+            # process's local time, and the message says UTC.
+            "select snapshot_id, operation, unix_millis(committed_at) as committed_millis, "
+            f"summary from {table}.snapshots order by committed_at desc limit 1"
         ).collect()
     except Exception:  # e.g. the table does not exist yet: nothing to describe
         return None
@@ -321,8 +323,8 @@ def latest_snapshot(spark: Any, table: str) -> str | None:
         )
         if key in summary
     )
-    committed = row["committed_at"]
-    when = committed.strftime("%Y-%m-%d %H:%M:%S") if hasattr(committed, "strftime") else committed
+    committed = dt.datetime.fromtimestamp(row["committed_millis"] / 1000, dt.UTC)
+    when = committed.strftime("%Y-%m-%d %H:%M:%S")
     return (
         f"snapshot {row['snapshot_id']} ({row['operation']}, committed {when} UTC"
         + (f"; {counts}" if counts else "")
