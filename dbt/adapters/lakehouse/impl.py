@@ -8,7 +8,7 @@ because a failed lookup must never be mistaken for a missing table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -310,6 +310,12 @@ class LakehouseAdapter(SparkAdapter):
         Outside an audited run nothing is done. Tests never audit: their failure tables are
         the audit's output. A model opts out with config `write_audit_publish: false`.
         """
+        if model_config is not None and not isinstance(model_config, bool):
+            raise audit.AuditError(
+                f"Config write_audit_publish of {node_id} must be true or false; got "
+                f"{model_config!r}. Fix: write_audit_publish=false (no quotes) to keep the "
+                "table out of audited runs, or remove the config."
+            )
         run = audit.current_run()
         if run is None:
             return None
@@ -357,14 +363,14 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def publish_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
         """`lakehouse_publish`: fast-forward `main` of every given table holding the branch."""
-        branch = audit.checked_branch(branch)
-        with self._engine(f"publish {branch}") as spark:
-            audit.point_session(spark, None)
-            tables = [TableName.of(r) for r in relations]
-            states = audit.ordered_by_branch_time(audit.states_with_branch(spark, tables, branch))
-            if not states:
-                raise audit.AuditError(self._no_branch_message(branch, tables))
-            published = audit.publish(spark, states, branch)
+        branch, published = self._end_branch(
+            branch,
+            relations,
+            "publish",
+            lambda spark, states, name: audit.publish(
+                spark, audit.ordered_by_branch_time(states), name
+            ),
+        )
         message = f"Published {branch}: main of {', '.join(published)} moved; branch dropped."
         logger.info(message)
         return message
@@ -372,17 +378,28 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def discard_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
         """`lakehouse_discard`: drop the branch (and its rows) from every given table."""
+        branch, dropped = self._end_branch(branch, relations, "discard", audit.discard)
+        message = f"Discarded {branch}; main unchanged on: {', '.join(dropped)}."
+        logger.info(message)
+        return message
+
+    def _end_branch(
+        self,
+        branch: str,
+        relations: list[BaseRelation],
+        action: str,
+        end: Callable[[Any, list[audit.BranchState], str], list[str]],
+    ) -> tuple[str, list[str]]:
+        """Publish or discard: the branch checked, the given tables holding it found (on main's
+        session, outside any audited run's branch), then `end` applied to them."""
         branch = audit.checked_branch(branch)
-        with self._engine(f"discard {branch}") as spark:
+        with self._engine(f"{action} {branch}") as spark:
             audit.point_session(spark, None)
             tables = [TableName.of(r) for r in relations]
             states = audit.states_with_branch(spark, tables, branch)
             if not states:
                 raise audit.AuditError(self._no_branch_message(branch, tables))
-            dropped = audit.discard(spark, states, branch)
-        message = f"Discarded {branch}; main unchanged on: {', '.join(dropped)}."
-        logger.info(message)
-        return message
+            return branch, end(spark, states, branch)
 
     @staticmethod
     def _no_branch_message(branch: str, tables: list[TableName]) -> str:
