@@ -235,7 +235,10 @@ class LakehouseAdapter(SparkAdapter):
                 "lakehouse_maintain` after the publish."
             )
             return ""
-        target = self._maintenance_target(relation, config, write_order_by)
+        from dbt_common.invocation import get_invocation_id
+
+        # compaction `scope: run`: the partitions this invocation wrote
+        target = self._maintenance_target(relation, config, write_order_by, get_invocation_id())
         with self._engine(f"maintain {relation}") as spark:
             _, failed = maintenance.maintain(
                 self._metadata_rows,
@@ -286,7 +289,9 @@ class LakehouseAdapter(SparkAdapter):
         return ""
 
     @staticmethod
-    def _maintenance_target(relation: BaseRelation, config: Any, write_order_by: Any) -> Any:
+    def _maintenance_target(
+        relation: BaseRelation, config: Any, write_order_by: Any, run_invocation: str | None = None
+    ) -> Any:
         from dbt.adapters.lakehouse import maintenance
 
         plan = maintenance.parse_config(config, f"table {relation}")
@@ -296,6 +301,7 @@ class LakehouseAdapter(SparkAdapter):
             str(relation.identifier),
             plan.options,
             write_order_by,
+            run_invocation,
         )
 
     # ---- audited runs (write-audit-publish, audit.py) -----------------------------------------
