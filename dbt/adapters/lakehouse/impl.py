@@ -494,11 +494,14 @@ class LakehouseAdapter(SparkAdapter):
             rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
         except (RelationMissingError, NamespaceMissingError):
             return None
+        from dbt.adapters.lakehouse.maintenance import parse_describe
+
         columns: list[LakehouseColumn] = []
         details: dict[str, str] = {}
-        partitioning: list[str] = []
+        # Spark prints an identity-only spec under `# Partition Information`, others under
+        # `# Partitioning`; parse_describe reads both.
+        partitioning = [spec_field.text for spec_field in parse_describe(rows)[1]]
         in_columns = True
-        in_partitioning = False
         in_details = False
         for row in rows:
             name, data_type, comment = (row[0] or "").strip(), row[1], row[2]
@@ -519,14 +522,6 @@ class LakehouseAdapter(SparkAdapter):
                         )
                     )
                     continue
-            if name == "# Partitioning":
-                in_partitioning = True
-                continue
-            if in_partitioning:
-                if name.startswith("Part "):
-                    partitioning.append(str(data_type).strip())
-                    continue
-                in_partitioning = False
             if name.startswith("# Detailed") or name.startswith("# View Information"):
                 in_details = True
                 continue

@@ -173,6 +173,18 @@ def _day_rows(ids, day_of, v: str) -> list[tuple]:
     return [(i, dt.datetime(2024, 1, 1) + dt.timedelta(days=day_of(i)), v) for i in ids]
 
 
+# An identity-only spec, which Spark describes under "# Partition Information" rather than
+# "# Partitioning": run 2 overwrites partition g = '1' only.
+IDENTITY_SQL = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite',
+          partition_by=['g']) }}
+{% if var('run', 1) == 1 %}
+select id, cast(id % 3 as string) as g from range(0, 9)
+{% else %}
+select id, '1' as g from range(100, 102)
+{% endif %}
+"""
+
 RUN1 = _day_rows(range(300), lambda i: i % 30, "r1")
 RUN2 = _day_rows(range(1000, 1010), lambda i: 5 + i % 2, "r2")
 
@@ -188,6 +200,7 @@ class TestOverwrites:
             "io_again.sql": DAYS_SQL.format(strategy="insert_overwrite", offset=0),
             "replace_days.sql": DAYS_SQL.format(strategy="replace", offset=0),
             "replace_again.sql": DAYS_SQL.format(strategy="replace", offset=0),
+            "io_identity.sql": IDENTITY_SQL,
             "io_unpartitioned.sql": (
                 "{{ config(materialized='incremental', incremental_strategy='insert_overwrite')"
                 " }}\nselect 1 as id"
@@ -211,6 +224,10 @@ class TestOverwrites:
             expect(rows(project, name), kept + RUN2)
         for name in ("replace_days", "replace_again"):
             expect(rows(project, name), RUN2)
+        expect(
+            rows(project, "io_identity"),
+            [(i, str(i % 3)) for i in range(9) if i % 3 != 1] + [(100, "1"), (101, "1")],
+        )
         assert snapshot_count(project, "replace_days") == replace_snapshots + 1
 
         project.run_sql(f"refresh table {table(project, 'io_days')}")
