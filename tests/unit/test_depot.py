@@ -716,7 +716,7 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
         ),
         (
             {"storageType": "s3", "bucket": "b"},
-            "Unknown spec key 'bucket'. Accepted: file, s3, storageType.",
+            "Unknown spec key 'bucket'. Accepted: file, s3, storageType, tableFormats.",
         ),
         (
             {"storageType": "s3", "s3": {"bucket": "b", "region": "x", "regoin": "y"}},
@@ -1027,3 +1027,19 @@ def test_no_secret_in_any_error(cwd: Path, scenario: str) -> None:
     text = str(info.value) + repr(info.value) + info.value.msg
     for value in SECRET_VALUES:
         assert value not in text
+
+
+# --- spec.tableFormats: the depot's default table_formats ----------------------------------------
+
+
+def test_table_formats_default_of_a_depot(cwd: Path) -> None:
+    entry = s3_entry()
+    entry["spec"]["tableFormats"] = ["iceberg", "delta"]
+    assert resolve(entry, cwd).table_formats == ("iceberg", "delta")
+    assert resolve(s3_entry(), cwd).table_formats is None
+
+
+def test_bad_table_formats_of_a_depot_is_a_depot_error(cwd: Path) -> None:
+    entry = s3_entry()
+    entry["spec"]["tableFormats"] = ["delta"]
+    assert "spec.tableFormats lacks iceberg" in error_of(entry, cwd)

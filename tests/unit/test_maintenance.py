@@ -43,9 +43,15 @@ def test_after_run_is_put_in_the_safe_order_and_options_merge_with_defaults():
     }
 
 
-def test_full_maintenance_is_all_four_in_order():
+def test_full_maintenance_is_all_of_them_in_order():
     assert m.parse_config({"after_run": ["full_maintenance"]}, "x").operations == m.ORDER
-    assert m.ORDER == ("compaction", "snapshot_expiry", "orphan_cleanup", "metadata_cleanup")
+    assert m.ORDER == (
+        "compaction",
+        "snapshot_expiry",
+        "orphan_cleanup",
+        "metadata_cleanup",
+        "delta_checkpoint",
+    )
     assert m.parse_operations(["orphan_cleanup", "full_maintenance"]) == m.ORDER
 
 
@@ -69,7 +75,7 @@ def test_every_problem_is_reported_at_once_with_what_is_accepted():
     )
     assert (
         "after_run has unknown operation(s) 'compact'; accepted: compaction, snapshot_expiry, "
-        "orphan_cleanup, metadata_cleanup, full_maintenance" in text
+        "orphan_cleanup, metadata_cleanup, delta_checkpoint, full_maintenance" in text
     )
     assert (
         "snapshot_expiry has unknown option(s) 'keep'; accepted: retain_days, retain_last" in text
@@ -258,6 +264,48 @@ def test_maintain_goes_on_after_a_failure():
     assert [e.table for e in effects] == ["lh.s.good"]
     assert lines[0] == "lh.s.bad snapshot_expiry: FAILED: Table not found"
     assert lines[1].startswith("lh.s.good snapshot_expiry: expired 0 snapshot(s), 1 → 1; ")
+
+
+def test_delta_checkpoint_and_the_log_following_each_commit():
+    """A dual-format table's log follows compaction before expiry runs (expiry may delete
+    the files compaction replaced); a table without a log skips the checkpoint."""
+    calls: list[str] = []
+
+    def query(sql: str) -> list[tuple[Any, ...]]:
+        calls.append(sql.split("(")[0])
+        if ".refs" in sql:
+            return [("main", "BRANCH", 1, None, None, None)]
+        if ".snapshots" in sql:
+            return [(1, None, NOW - DAY)]
+        if sql.startswith("show tblproperties"):
+            return []
+        if ".files" in sql:
+            return [(6, 600, 6)]
+        if sql.startswith("CALL"):
+            return [(6, 1, 0, 0, 0, 0)]
+        raise AssertionError(sql)
+
+    delta = m.DeltaLog(
+        exists=lambda t: t.name == "dual",
+        follow=lambda t: calls.append(f"follow {t.name}"),
+        checkpoint=lambda t: 7,
+    )
+    plan = m.parse_config(None, "x")
+    targets = [m.Target("lh", "s", name, plan.options) for name in ("dual", "plain")]
+    lines: list[str] = []
+    operations = ["compaction", "snapshot_expiry", "delta_checkpoint"]
+    _, failed = m.maintain(query, lambda _: {}, targets, operations, False, lines.append, delta)
+    assert failed == []
+    follows = [i for i, c in enumerate(calls) if c.startswith("follow")]
+    expiry = next(i for i, c in enumerate(calls) if "expire_snapshots" in c)
+    assert [calls[i] for i in follows] == ["follow dual"] and follows[0] < expiry
+    assert lines[2].startswith("lh.s.dual delta_checkpoint: Delta checkpoint at version 7; ")
+    assert lines[5] == (
+        "lh.s.plain delta_checkpoint: skipped: no Delta log at the table root (its "
+        "table_formats hold no delta)"
+    )
+    dry, _ = m.maintain(query, lambda _: {}, targets[:1], ["delta_checkpoint"], True, print, delta)
+    assert dry[0].notes == ["would write a Delta checkpoint of the log's current version"]
 
 
 # ---- compaction scope: the partitions a run wrote ---------------------------------------------

@@ -29,7 +29,7 @@ from dbt_common.clients.agate_helper import build_type_tester
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 from dbt_common.utils import executor
 
-from dbt.adapters.lakehouse import audit
+from dbt.adapters.lakehouse import audit, deltalog, deltasync
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
@@ -117,6 +117,11 @@ class LakehouseAdapter(SparkAdapter):
             Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
         }
     )
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        super().__init__(config, mp_context)
+        # Dual-format tables an audited run wrote on its branch: mirrored after the publish.
+        self._delta_after_publish: set[TableName] = set()
 
     @classmethod
     def convert_time_type(cls, agate_table: agate.Table, col_idx: int) -> str:
@@ -247,6 +252,7 @@ class LakehouseAdapter(SparkAdapter):
                 plan.operations,
                 dry_run=False,
                 report=logger.info,
+                delta=self._delta_log(spark),
             )
         if failed:
             raise maintenance.MaintenanceError(
@@ -283,6 +289,7 @@ class LakehouseAdapter(SparkAdapter):
                 names,
                 dry_run=dry_run,
                 report=logger.info,
+                delta=self._delta_log(spark),
             )
         if failed:
             raise maintenance.MaintenanceError(maintenance.failure_summary(failed, len(targets)))
@@ -303,6 +310,159 @@ class LakehouseAdapter(SparkAdapter):
             write_order_by,
             run_invocation,
         )
+
+    # ---- one write, two formats (deltalog.py, deltasync.py) ----------------------------------
+
+    @available
+    def table_formats(self, value: Any, owner: str) -> list[str]:
+        """A node's `table_formats` checked; without one, its depot's default, else iceberg."""
+        if value is None:
+            value = self._resolved().depot.table_formats
+        return list(deltalog.parse_table_formats(value, f"'{owner}'"))
+
+    @available
+    def delta_table_properties(self, configured: dict[str, Any], model_name: str) -> dict[str, str]:
+        """The properties a dual-format table is created with; merge-on-read refused."""
+        keys = deltalog.merge_on_read_keys(configured)
+        if keys:
+            raise deltalog.DeltaConfigError(
+                deltalog.merge_on_read_refusal(
+                    f"Model '{model_name}'", keys, "its table_properties config"
+                )
+            )
+        return dict(deltalog.COPY_ON_WRITE)
+
+    @available
+    def check_delta_table(self, relation: BaseRelation, model_name: str) -> None:
+        """Before writing to an existing dual-format table: it must be copy-on-write, and its
+        schema one the Delta log can follow (no column renamed outside dbt)."""
+        table = TableName.of(relation)
+        with self._engine(f"check {relation} for its Delta log") as spark:
+            loaded = audit.load_table(spark, table)
+            if loaded is None:
+                return
+            properties = dict(loaded.properties())
+            hazards = deltasync.pending_hazards(spark, table, self._delta_options(table))
+        if hazards:
+            raise deltalog.DeltaConfigError(
+                f"Model '{model_name}' is a dual-format table (table_formats [iceberg, delta]) "
+                f"whose schema changed in a way its Delta log cannot follow: "
+                + "; ".join(h.reason for h in hazards)
+                + ". Nothing was written. Fix: rebuild it with --full-refresh (every file is "
+                "then written anew), or undo the change."
+            )
+        keys = deltalog.merge_on_read_keys(properties)
+        if keys:
+            raise deltalog.DeltaConfigError(
+                deltalog.merge_on_read_refusal(
+                    f"Model '{model_name}'", keys, f"the existing table {relation}"
+                )
+                + f" (ALTER TABLE {relation} SET TBLPROPERTIES for each to copy-on-write, "
+                "or --full-refresh)"
+            )
+
+    @available
+    def check_delta_schema_change(
+        self, relation: BaseRelation, added: list[str], retyped: list[str], model_name: str
+    ) -> None:
+        """Before an in-place schema change of a dual-format table: a type change, or a name
+        added again while files written with the dropped column are live, is refused."""
+        owner = f"Model '{model_name}'"
+        if retyped:
+            raise deltalog.DeltaConfigError(deltalog.type_change_refusal(owner, retyped))
+        if not added:
+            return
+        table = TableName.of(relation)
+        with self._engine(f"check schema change of {relation}") as spark:
+            loaded = audit.load_table(spark, table)
+            snapshot = None if loaded is None else loaded.currentSnapshot()
+            if snapshot is None:
+                return
+            writing = deltasync.writing_schemas(spark, table, loaded, int(snapshot.snapshotId()))
+        held = {name for schema in writing for name in schema.values()}
+        again = [name for name in added if name in held]
+        if again:
+            raise deltalog.DeltaConfigError(deltalog.readd_refusal(owner, again))
+
+    @available
+    def mirror_delta(self, relation: BaseRelation, model_name: str) -> str:
+        """After a node's commits: the Delta log follows `main`. An audited run's writes are
+        on its branch until the publish, which mirrors them then."""
+        table = TableName.of(relation)
+        run = audit.current_run()
+        if run is not None and table in run.tables:
+            self._delta_after_publish.add(table)
+            return ""
+        with self._engine(f"mirror {relation} to its Delta log") as spark:
+            self._mirror(spark, table, model_name)
+        return ""
+
+    @available
+    def sync_delta(self, relations: list[BaseRelation]) -> str:
+        """`lakehouse_sync_delta`: each table's Delta log brought to its current snapshot,
+        one line per table; tables not built yet are skipped, failures raise at the end."""
+        failed: list[str] = []
+        with self._engine("lakehouse_sync_delta") as spark:
+            for relation in relations:
+                table = TableName.of(relation)
+                if audit.load_table(spark, table) is None:
+                    logger.info(f"{table}: skipped: the table does not exist yet (build it first)")
+                    continue
+                try:
+                    self._report_mirror(deltasync.mirror(spark, table, self._delta_options(table)))
+                except Exception as exc:
+                    reason = (str(getattr(exc, "msg", "") or exc).strip().splitlines() or ["?"])[0]
+                    logger.info(f"{table}: FAILED: {self._scrubbed(reason)}")
+                    failed.append(str(table))
+        if failed:
+            raise deltalog.DeltaMirrorError(
+                f"lakehouse_sync_delta: {len(failed)} of {len(relations)} table(s) failed: "
+                f"{', '.join(failed)}. The others are in sync."
+            )
+        return ""
+
+    def _mirror(self, spark: Any, table: TableName, owner: str) -> None:
+        result = deltasync.mirror_or_warn(
+            spark,
+            table,
+            self._delta_options(table),
+            lambda message: logger.warning(self._scrubbed(message)),
+            f"`dbt run-operation lakehouse_sync_delta --args '{{select: [{owner}]}}'`",
+        )
+        if result is not None:
+            self._report_mirror(result)
+
+    @staticmethod
+    def _report_mirror(result: deltasync.MirrorResult) -> None:
+        if result.kind == "noop":
+            logger.info(
+                f"{result.table}: Delta log already at Iceberg snapshot {result.snapshot_id}"
+            )
+            return
+        logger.info(
+            f"{result.table}: Delta log version {result.version} ({result.kind}) mirrors Iceberg "
+            f"snapshot {result.snapshot_id}: {result.adds} file(s) added, {result.removes} "
+            f"removed, {result.seconds:.2f}s"
+        )
+
+    def _delta_options(self, table: TableName) -> dict[str, str]:
+        resolved = self._resolved()
+        if table.catalog == self.config.credentials.database:
+            return deltasync.storage_options(resolved.depot)
+        for mounted in resolved.mounted:
+            if mounted.catalog == table.catalog:
+                return deltasync.storage_options(mounted.depot)
+        return {}
+
+    def _resolved(self) -> Any:
+        from dbt.adapters.lakehouse.resolved import resolve_profile
+
+        return resolve_profile(self.config.credentials)  # type: ignore[arg-type]
+
+    def _scrubbed(self, text: str) -> str:
+        from dbt.adapters.lakehouse.secrets import scrub
+
+        return scrub(text, self._resolved().secret_values())
 
     # ---- audited runs (write-audit-publish, audit.py) -----------------------------------------
 
@@ -367,16 +527,24 @@ class LakehouseAdapter(SparkAdapter):
         }
 
     @available
-    def publish_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
-        """`lakehouse_publish`: fast-forward `main` of every given table holding the branch."""
-        branch, published = self._end_branch(
-            branch,
-            relations,
-            "publish",
-            lambda spark, states, name: audit.publish(
-                spark, audit.ordered_by_branch_time(states), name
-            ),
-        )
+    def publish_audit_branch(
+        self,
+        branch: str,
+        relations: list[BaseRelation],
+        dual_format: list[BaseRelation] | None = None,
+    ) -> str:
+        """`lakehouse_publish`: fast-forward `main` of every given table holding the branch;
+        the Delta logs of the `dual_format` ones follow."""
+        dual = {TableName.of(r) for r in dual_format or []}
+
+        def publish(spark: Any, states: list[audit.BranchState], name: str) -> list[str]:
+            published = audit.publish(spark, audit.ordered_by_branch_time(states), name)
+            for state in states:
+                if state.table in dual:
+                    self._mirror(spark, state.table, state.table.name)
+            return published
+
+        branch, published = self._end_branch(branch, relations, "publish", publish)
         message = f"Published {branch}: main of {', '.join(published)} moved; branch dropped."
         logger.info(message)
         return message
@@ -436,6 +604,8 @@ class LakehouseAdapter(SparkAdapter):
                     return
                 states = audit.states_with_branch(spark, list(run.tables), run.branch)
                 published = audit.publish(spark, states, run.branch)
+                for table in sorted(self._delta_after_publish & set(run.tables), key=str):
+                    self._mirror(spark, table, table.name)
         logger.info(
             f"Audited run published: main of {len(published)} table(s) moved to branch "
             f"{run.branch} ({', '.join(published)}); the branch is dropped."
@@ -766,7 +936,39 @@ class LakehouseAdapter(SparkAdapter):
         if plan.changes:
             self.execute(rollback_sql(catalog, namespace, name, plan, point))
             after = read_history(self._metadata_rows, table).main or plan.target
+            self._mirror_if_dual(TableName.of(target))
         return rollback_report(plan, after)
+
+    def _mirror_if_dual(self, table: TableName) -> None:
+        """A table whose root holds a Delta log gets it moved along with `main`."""
+        with self._engine(f"mirror {table} to its Delta log") as spark:
+            if self._logged_delta_uri(spark, table) is not None:
+                self._mirror(spark, table, table.name)
+
+    def _logged_delta_uri(self, spark: Any, table: TableName) -> str | None:
+        """The table's root as Delta readers address it, if a Delta log is there."""
+        loaded = audit.load_table(spark, table)
+        if loaded is None:
+            return None
+        uri = deltasync.delta_uri(str(loaded.location()))
+        return uri if deltasync.has_log(uri, self._delta_options(table)) else None
+
+    def _delta_log(self, spark: Any) -> Any:
+        """Maintenance's view of dual-format tables' Delta logs on this session."""
+        from dbt.adapters.lakehouse import maintenance
+
+        def checkpoint(table: TableName) -> int:
+            uri = self._logged_delta_uri(spark, table)
+            if uri is None:
+                raise deltalog.DeltaMirrorError(f"{table} has no Delta log to checkpoint")
+            version, _ = deltasync.checkpoint(uri, self._delta_options(table))
+            return version
+
+        return maintenance.DeltaLog(
+            exists=lambda table: self._logged_delta_uri(spark, table) is not None,
+            follow=lambda table: self._mirror(spark, table, table.name),
+            checkpoint=checkpoint,
+        )
 
     def _time_travel_table(self, relation: Any) -> LakehouseRelation:
         """A relation, or a `schema.table` / `catalog.schema.table` name (the target's catalog

@@ -50,12 +50,13 @@ COMPACTION = "compaction"
 SNAPSHOT_EXPIRY = "snapshot_expiry"
 ORPHAN_CLEANUP = "orphan_cleanup"
 METADATA_CLEANUP = "metadata_cleanup"
+DELTA_CHECKPOINT = "delta_checkpoint"
 FULL = "full_maintenance"
 # The safe order, also the order of `full_maintenance` (README, "Table maintenance"): compaction
 # first, so expiry can later drop the files it replaced; expiry before orphan cleanup, so files
 # expiry failed to delete are found as orphans; manifests last, rewritten once over the final
-# set of files.
-ORDER = (COMPACTION, SNAPSHOT_EXPIRY, ORPHAN_CLEANUP, METADATA_CLEANUP)
+# set of files; a Delta checkpoint (dual-format tables) last, of the log's final version.
+ORDER = (COMPACTION, SNAPSHOT_EXPIRY, ORPHAN_CLEANUP, METADATA_CLEANUP, DELTA_CHECKPOINT)
 OPERATIONS = (*ORDER, FULL)
 
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -68,6 +69,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     SNAPSHOT_EXPIRY: {"retain_days": 7, "retain_last": 1},
     ORPHAN_CLEANUP: {"older_than_days": 3, "dry_run": False},
     METADATA_CLEANUP: {"previous_versions_max": 100},
+    DELTA_CHECKPOINT: {},
 }
 STRATEGIES = ("binpack", "sort", "zorder")
 SCOPES = ("table", "run")
@@ -107,7 +109,7 @@ def _accepted(names: Iterable[str]) -> str:
 
 
 def expand(operations: Iterable[str]) -> tuple[str, ...]:
-    """Operation names (already checked) in the safe order; `full_maintenance` is all four."""
+    """Operation names (already checked) in the safe order; `full_maintenance` is all of them."""
     wanted = set(operations)
     if FULL in wanted:
         wanted = set(ORDER)
@@ -895,6 +897,17 @@ class Target(TableName):
 FileSizes = Callable[[Sequence[str]], dict[str, int]]
 
 
+@dataclass(frozen=True)
+class DeltaLog:
+    """The Delta log beside a dual-format table (deltasync.py, through the adapter)."""
+
+    exists: Callable[[Target], bool]
+    # Mirror main's current snapshot: compaction deletes nothing, but the expiry after it
+    # may delete the files it replaced, which the log would otherwise still list.
+    follow: Callable[[Target], None]
+    checkpoint: Callable[[Target], int]  # the version checkpointed
+
+
 def run_operation(
     query: Query,
     file_sizes: FileSizes,
@@ -902,10 +915,15 @@ def run_operation(
     operation: str,
     dry_run: bool = False,
     now_ms: int | None = None,
+    delta: DeltaLog | None = None,
 ) -> Effect:
     """Run one operation on one table (or, with `dry_run`, measure what it would do)."""
     started = time.monotonic()
     effect = Effect(table=str(target), operation=operation, dry_run=dry_run)
+    if operation == DELTA_CHECKPOINT:
+        _checkpoint(target, delta, effect)
+        effect.seconds = time.monotonic() - started
+        return effect
     options = target.options[operation]
     refs = read_refs(query, target.sql_name)
     if operation == COMPACTION:
@@ -1166,6 +1184,23 @@ def _metadata(
     effect.files_after, effect.bytes_after = manifests(query, table)
 
 
+def _checkpoint(target: Target, delta: DeltaLog | None, effect: Effect) -> None:
+    if delta is None or not delta.exists(target):
+        effect.skipped = "no Delta log at the table root (its table_formats hold no delta)"
+    elif effect.dry_run:
+        effect.notes.append("would write a Delta checkpoint of the log's current version")
+    else:
+        effect.notes.append(f"Delta checkpoint at version {delta.checkpoint(target)}")
+
+
+def commits_to_main(effect: Effect) -> bool:
+    """Whether the operation may have made a new snapshot on `main`, which a Delta log then
+    follows (mirroring an unchanged snapshot is a no-op)."""
+    return effect.operation in (COMPACTION, METADATA_CLEANUP) and not (
+        effect.dry_run or effect.skipped
+    )
+
+
 def maintain(
     query: Query,
     file_sizes: FileSizes,
@@ -1173,15 +1208,17 @@ def maintain(
     operations: Sequence[str],
     dry_run: bool,
     report: Callable[[str], None],
+    delta: DeltaLog | None = None,
 ) -> tuple[list[Effect], list[tuple[str, str, str]]]:
     """Every operation on every table, in the safe order; a failure is recorded and the rest
-    go on. Returns the effects and the failures (table, operation, first line of the error)."""
+    go on. Returns the effects and the failures (table, operation, first line of the error).
+    A table with a Delta log has it follow each commit before the next operation."""
     effects: list[Effect] = []
     failed: list[tuple[str, str, str]] = []
     for target in targets:
         for operation in operations:
             try:
-                effect = run_operation(query, file_sizes, target, operation, dry_run)
+                effect = run_operation(query, file_sizes, target, operation, dry_run, delta=delta)
             except Exception as exc:
                 reason = (str(getattr(exc, "msg", "") or exc).strip().splitlines() or ["?"])[0]
                 failed.append((str(target), operation, reason))
@@ -1189,6 +1226,8 @@ def maintain(
                 continue
             effects.append(effect)
             report(format_effect(effect))
+            if delta is not None and commits_to_main(effect) and delta.exists(target):
+                delta.follow(target)
     return effects, failed
 
 

@@ -247,6 +247,7 @@ class TestMaintenance:
             for operation in ("compaction", "snapshot_expiry", "orphan_cleanup"):
                 assert re.search(rf"\.{name} {operation}: ", out), (name, operation, out)
             assert re.search(rf"\.{name} metadata_cleanup: manifests \d+ → \d+", out), out
+            assert f".{name} delta_checkpoint: skipped: no Delta log at the table root" in out
         assert "unsorted compaction: FAILED: compaction.strategy is 'sort'" in out, out
         assert "lakehouse_maintain: 1 operation(s) failed on 1 of 3 table(s):" in out, out
         # The failing table's other operations still ran.

@@ -94,6 +94,8 @@ class Depot:
     secrets: DepotSecrets
     source: str
     embedded: bool = False
+    # spec.tableFormats: the `table_formats` of this depot's tables that set none.
+    table_formats: tuple[str, ...] | None = None
 
     def secret_values(self) -> list[str]:
         """Every credential the depot holds, for masking in messages (secrets.scrub)."""

@@ -16,7 +16,7 @@ from dbt.adapters.lakehouse.credentials import unknown_key_problems
 from dbt.adapters.lakehouse.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
-_SPEC_KEYS = ("storageType", "s3", "file")
+_SPEC_KEYS = ("storageType", "s3", "file", "tableFormats")
 _S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
 _FILE_KEYS = ("path",)
 _CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
@@ -36,6 +36,8 @@ class _Draft:
     catalog_uri: str | None = None
     catalog_warehouse: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+    # The default `table_formats` of tables in this depot; checked where it is used.
+    table_formats: Any = None
     secrets: dict[str, str] = field(default_factory=dict)
 
 
@@ -66,6 +68,7 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         problems.append(f"Depot `spec` must be a mapping; {given}. {accepted}")
         return
     _check_keys(spec, _SPEC_KEYS, "spec", problems)
+    draft.table_formats = spec.get("tableFormats")
     storage_type = _opt_str(spec, "storageType", "spec", problems)
     if storage_type is None:
         problems.append(f"spec.storageType is missing. Accepted: {', '.join(STORAGE_TYPES)}.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NoReturn
 
+from dbt.adapters.lakehouse.deltalog import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.depot.model import (
     _SECRET_KEYS,
     CatalogSpec,
@@ -30,9 +31,17 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
     storage = _resolve_storage(draft, ctx, problems)
     catalog = _resolve_catalog(draft, ctx, problems)
     secrets = _resolve_secrets(draft, ctx, problems)
+    table_formats = None
+    if draft.table_formats is not None:
+        try:
+            table_formats = parse_table_formats(draft.table_formats, "spec.tableFormats")
+        except DeltaConfigError as exc:
+            problems.append(str(exc.msg))
     if problems or storage is None or catalog is None:
         _raise(problems or ["The depot is incomplete."], name, source)
-    return Depot(name, storage, catalog, secrets, source, embedded=False)
+    return Depot(
+        name, storage, catalog, secrets, source, embedded=False, table_formats=table_formats
+    )
 
 
 def _resolve_storage(

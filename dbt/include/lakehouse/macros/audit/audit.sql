@@ -64,11 +64,8 @@
   {#- The tables this project writes (models other than views and ephemerals, seeds,
       snapshots): where a run's branch can be. -#}
   {%- set relations = [] -%}
-  {%- for node in graph.nodes.values()
-        if node.resource_type in ['model', 'seed', 'snapshot']
-        and node.config.materialized not in ['view', 'ephemeral'] -%}
-    {%- do relations.append(api.Relation.create(database=node.database, schema=node.schema,
-                                                identifier=node.alias, type='table')) -%}
+  {%- for node in lakehouse_table_nodes() -%}
+    {%- do relations.append(lakehouse_node_relation(node)) -%}
   {%- endfor -%}
   {{ return(relations) }}
 {% endmacro %}
@@ -77,7 +74,7 @@
   {#- dbt run-operation lakehouse_publish --args '{branch: audit_...}': fast-forward main of
       every table of the project holding the branch, after checking that none moved. -#}
   {%- if execute -%}
-    {%- do adapter.publish_audit_branch(branch, lakehouse_project_tables()) -%}
+    {%- do adapter.publish_audit_branch(branch, lakehouse_project_tables(), lakehouse_delta_tables()) -%}
   {%- endif -%}
 {% endmacro %}
 

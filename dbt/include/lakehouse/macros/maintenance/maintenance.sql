@@ -24,30 +24,9 @@
       name or `tag:<tag>` (absent: all of them); each keeps the options of its own
       `maintenance` config. One line per table and operation; failures are summed up at the end. -#}
   {%- if not execute -%}{{ return('') }}{%- endif -%}
-  {%- set wanted = [] if select is none else ([select] if select is string else select) -%}
-  {%- set nodes = [] -%}
-  {%- set matched = [] -%}
-  {%- for node in graph.nodes.values()
-        if node.resource_type in ['model', 'seed', 'snapshot']
-        and node.config.materialized not in ['view', 'ephemeral'] -%}
-    {%- set hits = [] -%}
-    {%- for entry in wanted -%}
-      {%- if entry == node.name or (entry.startswith('tag:') and entry[4:] in node.tags) -%}
-        {%- do hits.append(entry) -%}{%- do matched.append(entry) -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {%- if not wanted or hits -%}{%- do nodes.append(node) -%}{%- endif -%}
-  {%- endfor -%}
-  {%- set unmatched = [] -%}
-  {%- for entry in wanted if entry not in matched -%}{%- do unmatched.append(entry) -%}{%- endfor -%}
-  {%- if unmatched -%}
-    {{ exceptions.raise_compiler_error(
-        "lakehouse_maintain: select entries " ~ unmatched | join(', ') ~ " match no table of this "
-        ~ "project (names of models other than views and ephemerals, seeds and snapshots, or "
-        ~ "tag:<tag>). Nothing was changed.") }}
-  {%- endif -%}
+  {%- set nodes = lakehouse_selected_nodes(lakehouse_table_nodes(), select, 'lakehouse_maintain', 'table') -%}
   {%- set tables = [] -%}
-  {%- for node in nodes | sort(attribute='unique_id') -%}
+  {%- for node in nodes -%}
     {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
     {%- if relation is none -%}
       {{ log(node.database ~ '.' ~ node.schema ~ '.' ~ node.alias ~ ': skipped: the table does not exist yet (build it first)', info=True) }}

@@ -68,6 +68,7 @@
     {%- endif -%}
     {%- do properties.update(value or {}) -%}
   {%- endfor -%}
+  {%- do properties.update(lakehouse_delta_properties()) -%}
   {%- do properties.update(required) -%}
   {%- if properties -%}
     tblproperties (

@@ -22,6 +22,7 @@
 
   {%- if incremental_run -%}
     {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}
+    {%- do lakehouse_delta_prepare(existing_relation) -%}
     {%- do lakehouse_audit_prepare(target_relation) -%}
   {%- endif -%}
 
@@ -75,6 +76,7 @@
 
   {{ run_hooks(post_hooks) }}
   {% do lakehouse_maintenance_after_run(target_relation) %}
+  {% do lakehouse_delta_after_write(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}

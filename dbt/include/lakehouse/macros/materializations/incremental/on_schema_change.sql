@@ -21,6 +21,7 @@
   {%- if on_schema_change == 'sync_all_columns' -%}
     {%- set type_changes = adapter.plan_column_type_changes(model.name, schema_changes_dict['new_target_types']) -%}
   {%- endif -%}
+  {%- do lakehouse_delta_check_schema_change(target_relation, add_columns, type_changes) -%}
   {%- if on_schema_change == 'append_new_columns' -%}
     {%- if add_columns -%}
       {%- do alter_relation_add_remove_columns(target_relation, add_columns, none) -%}

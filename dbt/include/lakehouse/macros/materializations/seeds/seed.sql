@@ -45,6 +45,7 @@
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {{ adapter.commit() }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}
+  {% do lakehouse_delta_after_write(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 

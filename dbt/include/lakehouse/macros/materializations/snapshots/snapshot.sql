@@ -3,8 +3,11 @@
       the final write is one MERGE (lakehouse__snapshot_merge_sql), so a failed snapshot leaves
       the table as it was. dbt-spark's materialization is skipped because it insists on a
       `file_format` config. -#}
+  {%- do lakehouse_delta_prepare(adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier)) -%}
   {%- do lakehouse_audit_prepare(this.incorporate(type='table')) -%}
-  {{ return(materialization_snapshot_default()) }}
+  {%- set result = materialization_snapshot_default() -%}
+  {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
+  {{ return(result) }}
 {% endmaterialization %}
 
 {% macro lakehouse__snapshot_merge_sql(target, source, insert_cols) -%}
