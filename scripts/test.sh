@@ -16,3 +16,6 @@ fi
 # (tests/functional/infra), each server started by the tests on 127.0.0.1.
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile local
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile s3_rest
+# The cluster profile, on a subset (README, "Tests"): one process, since each starts a cluster.
+"$VENV/bin/pytest" -q --profile cluster tests/functional/lakehouse/test_cluster.py \
+  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_incremental_strategies.py

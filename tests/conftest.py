@@ -5,6 +5,11 @@ Profiles (`--profile`, or LAKEHOUSE_TEST_PROFILE):
 - `s3_rest`: a real depot through the real depots-file path (`depot: dataos://test-s3-rest`):
   Iceberg tables on S3 (a moto server) registered in an Iceberg REST catalog (the test server
   in tests/functional/infra/) that requires the depot's `apikey` as its bearer token.
+- `cluster`: the `s3_rest` depot, with Spark's driver here and its executors on a standalone
+  cluster (a master and two two-core workers on 127.0.0.1, from the pyspark wheel). An
+  application takes two one-core executors, which the master spreads over both workers, and
+  leaves two cores for a second one (a test's own `dbt` subprocess). Run on a subset (README,
+  "Tests"), without xdist: each test process would start its own cluster.
 Every dbt invocation in a process shares one SparkSession, so the lakehouse is per process
 (per xdist worker: each worker starts its own servers), not per test.
 
@@ -30,11 +35,12 @@ from typing import Any
 
 import pytest
 import yaml
+from functional.infra.cluster import SparkCluster
 from functional.infra.servers import RestCatalog, S3Server
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
-PROFILES = ("local", "s3_rest")
+PROFILES = ("local", "s3_rest", "cluster")
 S3_REST_DEPOT = "test-s3-rest"
 S3_REST_PREFIX = "warehouse"
 # Test-only names, so tests that unset METASTORE_URL / LAKEHOUSE_APIKEY / AWS_* stay unaffected.
@@ -136,6 +142,13 @@ def s3_rest_depots_file(
     return path
 
 
+@pytest.fixture(scope="session")
+def spark_cluster(lakehouse_root: Path) -> Any:
+    cluster = SparkCluster(lakehouse_root / "servers" / "cluster").start()
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture(scope="class")
 def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> dict:
     profile = request.config.getoption("--profile")
@@ -147,8 +160,22 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
             "warehouse": str(lakehouse_root / "warehouse"),
             "spark": spark,
         }
-    if profile == "s3_rest":
+    if profile in ("s3_rest", "cluster"):
         depots_file = request.getfixturevalue("s3_rest_depots_file")
+        if profile == "cluster":
+            cluster = request.getfixturevalue("spark_cluster")
+            spark = {
+                "master": cluster.master_url,
+                "driver_memory": "2g",
+                "driver_host": "127.0.0.1",
+                "executor_timeout_seconds": 60,
+                "conf": {
+                    "spark.executor.memory": "768m",
+                    "spark.executor.cores": "1",
+                    "spark.cores.max": "2",
+                    "spark.sql.shuffle.partitions": "4",
+                },
+            }
         return {
             "type": "lakehouse",
             "threads": 4,

@@ -10,7 +10,12 @@ import pytest
 from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
-from dbt.adapters.lakehouse.session import _Engine, engine_spec
+from dbt.adapters.lakehouse.session import (
+    _Engine,
+    check_master_reachable,
+    engine_spec,
+    master_addresses,
+)
 
 
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
@@ -108,3 +113,42 @@ def test_the_early_start_is_for_commands_that_run_sql(
     monkeypatch.setattr(connections, "invoked_command", lambda: "run")
     assert connections.start_engine_early(profile, {"LAKEHOUSE_EARLY_START": "0"}) is False
     assert started == ["s"]
+
+
+@pytest.mark.parametrize(
+    ("master", "addresses"),
+    [
+        ("spark://10.0.0.5:7077", [("10.0.0.5", 7077)]),
+        ("spark://a:7077,b:7078", [("a", 7077), ("b", 7078)]),
+        ("spark://host", [("host", 7077)]),
+        ("k8s://https://api.example:6443", [("api.example", 6443)]),
+        ("k8s://https://api.example", [("api.example", 443)]),
+        ("yarn", []),
+        ("local[*]", []),
+    ],
+)
+def test_master_addresses(master: str, addresses: list[tuple[str, int]]) -> None:
+    assert master_addresses(master) == addresses
+
+
+def test_unreachable_master_is_named() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(EngineSetupError, match=rf"spark://127.0.0.1:{port} is unreachable"):
+        check_master_reachable(f"spark://127.0.0.1:{port}", timeout=2)
+
+
+def test_cluster_profile_keys(tmp_path: Path, jar_env: dict[str, str]) -> None:
+    creds = LakehouseCredentials(
+        schema="s",
+        warehouse=str(tmp_path),
+        spark=SparkOptions(master="spark://h:7077", driver_host="10.1.2.3"),
+    )
+    spec = engine_spec(creds, env=jar_env, fetch_missing=False)
+    conf = dict(spec.conf)
+    assert conf["spark.driver.host"] == "10.1.2.3"
+    assert "spark.driver.bindAddress" not in conf
+    assert spec.local_storage and spec.executor_timeout_seconds == 120

@@ -43,6 +43,12 @@ class SparkOptions(dbtClassMixin):
     jars: list[str] = field(default_factory=list)
     app_name: str = "dbt-lakehouse"
     driver_memory: str | None = None
+    # A cluster master (spark://, k8s://, yarn): the address executors reach the driver at,
+    # when this machine's default one is not routable from them (spark.driver.host).
+    driver_host: str | None = None
+    # A cluster master must give the application an executor within this many seconds, or the
+    # start fails naming the master (instead of the first statement hanging).
+    executor_timeout_seconds: int = 120
 
 
 @dataclass

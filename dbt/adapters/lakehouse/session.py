@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.lakehouse import classarchive
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.depot.model import S3Storage
 from dbt.adapters.lakehouse.embedded import (
     DEFAULT_WAIT_SECONDS,
     CatalogLease,
@@ -94,6 +96,9 @@ class EngineSpec:
     depot_label: str
     embedded_catalog: EmbeddedCatalog | None = None
     catalogs: tuple[CatalogMount, ...] = ()
+    executor_timeout_seconds: int = 120
+    # The depot's tables are in a folder on this machine (embedded or a `file` depot).
+    local_storage: bool = False
 
     @property
     def fingerprint(self) -> str:
@@ -147,6 +152,8 @@ def engine_spec(
         )
     if options.driver_memory:
         conf["spark.driver.memory"] = options.driver_memory
+    if options.driver_host and not options.master.startswith("local"):
+        conf["spark.driver.host"] = options.driver_host
     conf.update({str(k): str(v) for k, v in options.conf.items()})
     user_java_options = conf.get("spark.driver.extraJavaOptions", "")
     conf["spark.driver.extraJavaOptions"] = " ".join(java_options + [user_java_options]).strip()
@@ -160,6 +167,8 @@ def engine_spec(
         secret_hadoop_conf=tuple(sorted(plan.secret_hadoop_conf.items())),
         jars=tuple(str(p) for p in jars),
         depot_label=f"{depot.name} ({depot.source})",
+        executor_timeout_seconds=options.executor_timeout_seconds,
+        local_storage=not isinstance(depot.storage, S3Storage),
         embedded_catalog=embedded_catalog,
         catalogs=tuple(
             _catalog_mount(name, catalog_depot, plan)
@@ -309,6 +318,8 @@ class _Engine:
     def _start_spark(self, spec: EngineSpec, java: str) -> SparkSession:
         if spec.is_local:
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        else:
+            check_master_reachable(spec.master)
         try:
             from pyspark import SparkConf, SparkContext
             from pyspark.java_gateway import launch_gateway
@@ -344,6 +355,12 @@ class _Engine:
         except Exception as exc:
             raise EngineSetupError(f"Spark did not start: {_first_line(exc)}") from exc
         spark.sparkContext.setLogLevel("ERROR")
+        if not spec.is_local:
+            try:
+                _await_executors(spark, spec)
+            except Exception:
+                spark.stop()
+                raise
         hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
         for key, value in spec.secret_hadoop_conf:
             hadoop_conf.set(key, value)
@@ -368,6 +385,80 @@ class _Engine:
     def stop(self) -> None:
         with self._lock:
             self._stop_session()
+
+
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """The host:port pairs a master URL names (spark://a:7077,b:7077 lists HA masters;
+    k8s://https://host:port the API server); none for `yarn` (found from Hadoop's conf)."""
+    if master.startswith("spark://"):
+        rest = master[len("spark://") :]
+        default_port = 7077
+    elif master.startswith("k8s://"):
+        rest = master[len("k8s://") :]
+        default_port = 443 if not rest.startswith("http://") else 80
+        rest = rest.split("://", 1)[-1]
+    else:
+        return []
+    addresses: list[tuple[str, int]] = []
+    for part in rest.split("/", 1)[0].split(","):
+        host, _, port = part.rpartition(":") if ":" in part else (part, "", "")
+        if host and port.isdigit():
+            addresses.append((host, int(port)))
+        elif part:
+            addresses.append((part, default_port))
+    return addresses
+
+
+def check_master_reachable(master: str, timeout: float = 5.0) -> None:
+    """Fail at once when no address of the master answers: a standalone SparkContext would
+    otherwise block for a minute of registration retries and then die with an unrelated
+    "LiveListenerBus is stopped"."""
+    addresses = master_addresses(master)
+    if not addresses:
+        return
+    problems = []
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as exc:
+            problems.append(f"{host}:{port}: {exc.strerror or exc}")
+    raise EngineSetupError(
+        f"The Spark master {master} is unreachable from this machine ({'; '.join(problems)}). "
+        "Fix: start the master, or correct spark.master in the profile (spark://host:7077 for "
+        "a standalone master)."
+    )
+
+
+def _await_executors(spark: SparkSession, spec: EngineSpec) -> None:
+    """A cluster master must give the application an executor within the profile's
+    `executor_timeout_seconds`. Spark itself only logs "Initial job has not accepted any
+    resources" and waits for ever; an unreachable standalone master is given up after about a
+    minute, in a log line alone. Either way dbt's first statement would hang."""
+    if spec.local_storage:
+        logger.warning(
+            f"Lakehouse: Spark master {spec.master} with depot {spec.depot_label}, whose tables "
+            "are in a folder on this machine: executors on other hosts cannot read or write "
+            "them (nor reach an embedded catalog). Use an S3 depot with a cluster."
+        )
+    context = spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
+    deadline = time.monotonic() + spec.executor_timeout_seconds
+    while time.monotonic() < deadline:
+        if context.isStopped():
+            break
+        # The driver counts as one entry of the block managers.
+        if context.getExecutorMemoryStatus().size() > 1:
+            return
+        time.sleep(0.5)
+    raise EngineSetupError(
+        f"The Spark master {spec.master} gave this application no executor within "
+        f"{spec.executor_timeout_seconds}s: the master is unreachable from this machine, or it "
+        "has no live worker with the free cores and memory asked for (spark.executor.cores, "
+        "spark.executor.memory in the profile's spark.conf), or its workers cannot reach the "
+        f"driver at {spark.conf.get('spark.driver.host', '?')} (set spark.driver_host to an "
+        "address they can reach). Raise spark.executor_timeout_seconds for a cluster that "
+        f"scales up slowly. Spark's log: {spark_log_path()}"
+    )
 
 
 def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
