@@ -22,6 +22,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.audit import branch_for
+from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 
 ORDERS_SQL = "{{ config(materialized='table') }}\nselect id, amount from {{ ref('raw_orders') }}"
@@ -78,15 +79,7 @@ class TestAuditedRuns:
 
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        # A second target with the key, so the test's own SQL (the default target) never
-        # audits, like a reader outside the run.
-        plain = {**dbt_profile_target, "schema": unique_schema}
-        return {
-            "test": {
-                "target": "default",
-                "outputs": {"default": plain, "audited": {**plain, "write_audit_publish": True}},
-            }
-        }
+        return audited_profiles(dbt_profile_target, unique_schema)
 
     # ---- helpers -----------------------------------------------------------------------------
 

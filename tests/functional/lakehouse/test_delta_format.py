@@ -30,6 +30,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse import deltasync
+from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table
 
@@ -396,13 +397,7 @@ class TestDualFormatSequence:
 
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        plain = {**dbt_profile_target, "schema": unique_schema}
-        return {
-            "test": {
-                "target": "default",
-                "outputs": {"default": plain, "audited": {**plain, "write_audit_publish": True}},
-            }
-        }
+        return audited_profiles(dbt_profile_target, unique_schema)
 
     def check_all(self, project: Any, readers: DeltaReaders) -> dict[str, tuple[int, list]]:
         return {

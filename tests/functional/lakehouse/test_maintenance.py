@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table
 
@@ -119,13 +120,7 @@ class TestMaintenance:
 
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        plain = {**dbt_profile_target, "schema": unique_schema}
-        return {
-            "test": {
-                "target": "default",
-                "outputs": {"default": plain, "audited": {**plain, "write_audit_publish": True}},
-            }
-        }
+        return audited_profiles(dbt_profile_target, unique_schema)
 
     def test_1_after_run_compaction_keeps_contents(self, project):
         run_dbt(["run", "-s", "events", "unsorted", "small"])
