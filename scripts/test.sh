@@ -18,4 +18,5 @@ fi
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile s3_rest
 # The cluster profile, on a subset (README, "Tests"): one process, since each starts a cluster.
 "$VENV/bin/pytest" -q --profile cluster tests/functional/lakehouse/test_cluster.py \
-  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_incremental_strategies.py
+  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_incremental_strategies.py \
+  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py

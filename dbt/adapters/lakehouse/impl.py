@@ -984,6 +984,24 @@ class LakehouseAdapter(SparkAdapter):
             _, cursor = self.connections.add_query(sql, auto_begin=False)
             return list(cursor.fetchall())
 
+    # ---- Python models (pymodels.py) --------------------------------------------------------
+
+    @available
+    def python_model_view(self, compiled_code: str, model_name: str, model_path: str) -> str:
+        """Run a Python model's code in this session; its DataFrame as a temporary view, which
+        the materialization writes like a SQL model's `select * from <view>`."""
+        from dbt.adapters.lakehouse import pymodels
+
+        with self._engine(f"python model {model_name}") as spark:
+            model_file = str(Path(self.config.project_root) / model_path)
+            try:
+                frame = pymodels.run_model(spark, compiled_code, model_name, model_file, model_path)
+            except pymodels.PythonModelError as exc:
+                raise pymodels.PythonModelError(self._scrubbed(str(exc.msg))) from None
+            view = pymodels.view_name(model_name)
+            frame.createOrReplaceTempView(view)
+        return view
+
     # ---- helpers for macros ------------------------------------------------------------------
 
     @available

@@ -1,4 +1,4 @@
-{% materialization table, adapter='lakehouse', supported_languages=['sql'] %}
+{% materialization table, adapter='lakehouse', supported_languages=['sql', 'python'] %}
   {#- An existing table is replaced in one Iceberg commit (CREATE OR REPLACE): readers never see
       it missing, and its snapshot history is kept. Only a view in the way is dropped first,
       since a view cannot become a table in place. -#}
@@ -7,10 +7,18 @@
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema,
                                                 database=database, type='table') -%}
-  {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
   {%- do lakehouse_maintenance_check() -%}
-
-  {{ run_hooks(pre_hooks) }}
+  {#- A SQL model's statement is rendered, and so checked, before the pre-hooks run; a Python
+      model runs after them (as in dbt-spark), its DataFrame then read as a temporary view. -#}
+  {%- if model.language == 'python' -%}
+    {{ run_hooks(pre_hooks) }}
+    {%- set python_view = lakehouse_python_model_view() -%}
+    {%- set build_sql = create_table_as(False, target_relation, 'select * from ' ~ python_view) -%}
+  {%- else -%}
+    {%- set python_view = none -%}
+    {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+    {{ run_hooks(pre_hooks) }}
+  {%- endif -%}
 
   {% if old_relation is not none and old_relation.is_view %}
     {{ adapter.drop_relation(old_relation) }}
@@ -19,6 +27,7 @@
   {%- call statement('main') -%}
     {{ build_sql }}
   {%- endcall -%}
+  {%- if python_view is not none -%}{% do adapter.drop_temp_view(python_view) %}{%- endif -%}
 
   {% do lakehouse_apply_write_order(target_relation) %}
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}

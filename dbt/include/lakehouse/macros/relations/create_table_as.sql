@@ -2,7 +2,8 @@
 
 {% macro lakehouse__create_table_as(temporary, relation, compiled_code, language='sql') -%}
   {%- if language != 'sql' -%}
-    {{ exceptions.raise_compiler_error("dbt-lakehouse runs SQL models only; '" ~ model.name ~ "' is a " ~ language ~ " model.") }}
+    {#- The materializations run a Python model first and pass `select * from <its view>`. -#}
+    {{ exceptions.raise_compiler_error("dbt-lakehouse: create_table_as takes SQL; run the " ~ language ~ " model '" ~ model.name ~ "' through its materialization (table or incremental).") }}
   {%- endif -%}
   {%- if temporary -%}
     create or replace temporary view {{ relation.include(database=false, schema=false) }} as

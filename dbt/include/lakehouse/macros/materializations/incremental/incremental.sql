@@ -1,4 +1,4 @@
-{% materialization incremental, adapter='lakehouse', supported_languages=['sql'] -%}
+{% materialization incremental, adapter='lakehouse', supported_languages=['sql', 'python'] -%}
   {#- First run, --full-refresh, or a view in the way: CREATE OR REPLACE TABLE (atomic, history
       kept; never drop-then-create) of the rows the strategy would leave in an empty table, so
       a model's rows never depend on whether its table existed. Otherwise the new rows become
@@ -27,15 +27,18 @@
   {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
+  {#- A Python model runs now; its DataFrame is read as a temporary view. -#}
+  {%- set python_view = lakehouse_python_model_view() if model.language == 'python' else none -%}
+  {%- set model_sql = compiled_code if python_view is none else 'select * from ' ~ python_view -%}
 
   {%- if not incremental_run -%}
-    {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, compiled_code) -%}
+    {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, model_sql) -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
   {%- else -%}
     {%- call statement('create_tmp_relation') -%}
-      {{ create_table_as(True, tmp_relation, compiled_code) }}
+      {{ create_table_as(True, tmp_relation, model_sql) }}
     {%- endcall -%}
     {%- set model_columns = adapter.get_columns_in_relation(tmp_relation) -%}
     {%- do lakehouse_validate_incremental_columns(strategy, model_columns) -%}
@@ -68,6 +71,7 @@
   {%- if incremental_run -%}
     {% do adapter.drop_temp_view(tmp_relation.identifier) %}
   {%- endif -%}
+  {%- if python_view is not none -%}{% do adapter.drop_temp_view(python_view) %}{%- endif -%}
 
   {% do lakehouse_apply_write_order(target_relation) %}
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
