@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything dbt-lakehouse needs on a fresh machine, idempotently:
 #   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
-#   tools, and the registry-sourced jars: H2 (Debian) and the S3 jars (hadoop-aws + AWS SDK
-#   bundle, from a PyPI sdist, ~190 MB), checksummed, cached under ~/.cache/dbt-lakehouse;
-#   the tests' S3Proxy server jar (Maven Central, 40 MB), checksummed, into the same cache.
+#   tools, and the jars from Maven Central (Iceberg runtime and AWS bundle, hadoop-aws + the AWS
+#   SDK v1 bundle, H2; ~400 MB; each set falls back to PyPI or Debian where Maven Central cannot
+#   be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' S3Proxy server
+#   jar (Maven Central, 40 MB), checksummed, into the same cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

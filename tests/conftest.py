@@ -68,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from importlib.metadata import version
 
-    packages = ("dbt-core", "dbt-adapters", "dbt-spark", "pyspark", "snowpark-connect-deps-iceberg")
+    packages = ("dbt-core", "dbt-adapters", "dbt-spark", "pyspark", "deltalake")
     return [
         f"lakehouse profile: {config.getoption('--profile')}",
         "versions: " + ", ".join(f"{p} {version(p)}" for p in packages),

@@ -24,6 +24,7 @@ from dbt.adapters.lakehouse.sparkconf import (
     S3A_MARKERS,
     SparkConfPlan,
     build_spark_conf_plan,
+    jdbc_driver_need,
 )
 
 C = "spark.sql.catalog.lh"
@@ -164,7 +165,22 @@ def test_jdbc_with_credentials() -> None:
         f"{C}.jdbc.user": JDBC_USER,
         f"{C}.jdbc.password": JDBC_PASSWORD,
     }
-    assert plan.jar_needs == frozenset({"iceberg"})  # the user's driver jar comes from them
+    assert plan.jar_needs == frozenset({"iceberg", "postgresql"})
+
+
+@pytest.mark.parametrize(
+    ("uri", "need"),
+    [
+        ("jdbc:postgresql://db:5432/ice", "postgresql"),
+        ("JDBC:PostgreSQL://db/ice", "postgresql"),
+        ("jdbc:h2:file:/x/iceberg;AUTO_SERVER=TRUE", "h2"),
+        ("jdbc:mysql://db/ice", None),  # another database's driver comes from `spark.jars`
+        ("postgresql://db/ice", None),
+        (None, None),
+    ],
+)
+def test_jdbc_driver_by_subprotocol(uri: str | None, need: str | None) -> None:
+    assert jdbc_driver_need(uri) == need
 
 
 def test_jdbc_uri_with_password_is_a_secret() -> None:

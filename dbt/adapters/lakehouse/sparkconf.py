@@ -62,8 +62,8 @@ class SparkConfPlan:
         (catalogs are created lazily, on first use, so this happens in time).
     secret_hadoop_conf: Hadoop keys without the `spark.hadoop.` prefix, set on the
         SparkContext's Hadoop configuration at runtime.
-    jar_needs: logical jar sets: iceberg (always), h2 (H2 JDBC catalog), s3a (S3 through
-        hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog).
+    jar_needs: logical jar sets: iceberg (always), h2 / postgresql (a JDBC catalog's driver),
+        s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog).
     """
 
     conf: dict[str, str]
@@ -162,8 +162,9 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         put_uri(catalog.uri)
         _put_secret(secret_catalog, f"{prefix}.jdbc.user", secrets.jdbc_user)
         _put_secret(secret_catalog, f"{prefix}.jdbc.password", secrets.jdbc_password)
-        if (catalog.uri or "").lower().startswith("jdbc:h2:"):
-            needs.add("h2")
+        driver = jdbc_driver_need(catalog.uri)
+        if driver:
+            needs.add(driver)
     elif catalog.type == "rest":
         conf[f"{prefix}.type"] = "rest"
         put_uri(catalog.uri)
@@ -229,6 +230,18 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         secret_hadoop_conf=secret_hadoop,
         jar_needs=frozenset(needs),
     )
+
+
+# The JDBC drivers the adapter fetches itself, by the URL's subprotocol; another database's
+# driver goes into the profile's `spark.jars`.
+JDBC_DRIVER_NEEDS = {"h2": "h2", "postgresql": "postgresql"}
+
+
+def jdbc_driver_need(uri: str | None) -> str | None:
+    """The jar set holding the driver for a JDBC catalog uri (jdbc:<subprotocol>:...)."""
+    scheme, _, rest = (uri or "").partition(":")
+    subprotocol = rest.partition(":")[0].lower()
+    return JDBC_DRIVER_NEEDS.get(subprotocol) if scheme.lower() == "jdbc" else None
 
 
 def _s3a(

@@ -29,6 +29,7 @@ from dbt.adapters.lakehouse.jars import (
     H2_JARS,
     S3A_JARS,
     CachedJarSet,
+    JarSource,
     PinnedJar,
     cache_dir,
     iceberg_runtime_jar,
@@ -158,16 +159,20 @@ class S3Server:
 # does, for one key pair per server. Fetched by scripts/install.sh, never by a test.
 S3PROXY_JARS = CachedJarSet(
     need="s3proxy",
-    origin="Maven Central org.gaul:s3proxy:2.9.0",
-    jars=(
-        PinnedJar(
-            filename="s3proxy-2.9.0-jar-with-dependencies.jar",
-            sha256="238f813ff9d6d295273f809f383d31307d88d8f56acc40109b68a5d49186a0eb",
-            member="s3proxy-2.9.0-jar-with-dependencies.jar",
-            env_override="LAKEHOUSE_S3PROXY_JAR",
+    sources=(
+        JarSource(
+            origin="Maven Central org.gaul:s3proxy:2.9.0",
+            jars=(
+                PinnedJar(
+                    filename="s3proxy-2.9.0-jar-with-dependencies.jar",
+                    sha256="238f813ff9d6d295273f809f383d31307d88d8f56acc40109b68a5d49186a0eb",
+                    member="s3proxy-2.9.0-jar-with-dependencies.jar",
+                    env_override="LAKEHOUSE_S3PROXY_JAR",
+                ),
+            ),
+            fetch=maven_central("org.gaul", "s3proxy", "2.9.0", "jar-with-dependencies"),
         ),
     ),
-    fetch=maven_central("org.gaul", "s3proxy", "2.9.0", "jar-with-dependencies"),
 )
 
 
