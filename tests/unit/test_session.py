@@ -10,12 +10,15 @@ import pytest
 from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
-from dbt.adapters.lakehouse.session import (
-    _Engine,
+from dbt.adapters.lakehouse.masters import (
     check_master_reachable,
-    engine_spec,
+    local_storage_warning,
     master_addresses,
+    master_addresses_of,
+    start_timeout_message,
+    yarn_resourcemanager_addresses,
 )
+from dbt.adapters.lakehouse.session import _Engine, engine_spec
 
 
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
@@ -37,6 +40,17 @@ def test_embedded_spec(tmp_path: Path, jar_env: dict[str, str]) -> None:
     assert "-Dh2.bindAddress=127.0.0.1" in conf["spark.driver.extraJavaOptions"]
     assert "log4j.configurationFile" in conf["spark.driver.extraJavaOptions"]
     assert (tmp_path / "wh").is_dir()
+
+
+def test_spark_jars_packages_replace_the_sets_they_name(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    iceberg = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"
+    spec = engine_spec(creds(tmp_path, conf={"spark.jars.packages": iceberg}), env=jar_env)
+    conf = dict(spec.conf)
+    # Spark resolves the runtime from the coordinates; our jar would be a second copy.
+    assert conf["spark.jars"] == jar_env["LAKEHOUSE_H2_JAR"]
+    assert conf["spark.jars.packages"] == iceberg
 
 
 def test_same_profile_same_spec_so_one_session(tmp_path: Path, jar_env: dict[str, str]) -> None:
@@ -152,3 +166,100 @@ def test_cluster_profile_keys(tmp_path: Path, jar_env: dict[str, str]) -> None:
     assert conf["spark.driver.host"] == "10.1.2.3"
     assert "spark.driver.bindAddress" not in conf
     assert spec.local_storage and spec.executor_timeout_seconds == 120
+
+
+def _yarn_site(folder: Path, **properties: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items()
+    )
+    (folder / "yarn-site.xml").write_text(
+        f'<?xml version="1.0"?><configuration>{entries}</configuration>'
+    )
+    return folder
+
+
+def test_yarn_resourcemanager_from_hadoop_conf(tmp_path: Path) -> None:
+    yarn_dir = _yarn_site(tmp_path / "yarn", **{"yarn.resourcemanager.address": "rm.a:9032"})
+    hadoop_dir = _yarn_site(
+        tmp_path / "hadoop", **{"yarn.resourcemanager.address": "rm.hadoop:1", "x": "y"}
+    )
+    env = {"YARN_CONF_DIR": str(yarn_dir), "HADOOP_CONF_DIR": str(hadoop_dir)}
+    # YARN_CONF_DIR comes first on Spark's classpath, so its file wins.
+    assert yarn_resourcemanager_addresses({}, env) == [("rm.a", 9032)]
+    # The profile's spark.hadoop.* conf wins over both.
+    overridden = {"spark.hadoop.yarn.resourcemanager.address": "rm.b:7"}
+    assert yarn_resourcemanager_addresses(overridden, env) == [("rm.b", 7)]
+    # Only a hostname: the default port, through Hadoop's ${} substitution.
+    only_host = _yarn_site(tmp_path / "host", **{"yarn.resourcemanager.hostname": "rm.c"})
+    assert yarn_resourcemanager_addresses({}, {"HADOOP_CONF_DIR": str(only_host)}) == [
+        ("rm.c", 8032)
+    ]
+    ha = _yarn_site(
+        tmp_path / "ha",
+        **{
+            "yarn.resourcemanager.ha.enabled": "true",
+            "yarn.resourcemanager.ha.rm-ids": "rm1, rm2",
+            "yarn.resourcemanager.address.rm1": "${yarn.resourcemanager.hostname.rm1}:8050",
+            "yarn.resourcemanager.hostname.rm1": "one",
+            "yarn.resourcemanager.hostname.rm2": "two",
+        },
+    )
+    assert yarn_resourcemanager_addresses({}, {"YARN_CONF_DIR": str(ha)}) == [
+        ("one", 8050),
+        ("two", 8032),
+    ]
+
+
+def test_yarn_without_hadoop_conf_says_which_variables(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    spec = engine_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
+    with pytest.raises(EngineSetupError) as caught:
+        master_addresses_of(spec, env={})
+    text = str(caught.value)
+    assert "The Spark master yarn needs Hadoop's conf" in text
+    assert "neither YARN_CONF_DIR nor HADOOP_CONF_DIR is set" in text
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_resourcemanager_is_named(tmp_path: Path, jar_env: dict[str, str]) -> None:
+    port = _closed_port()
+    conf_dir = _yarn_site(
+        tmp_path / "conf", **{"yarn.resourcemanager.address": f"127.0.0.1:{port}"}
+    )
+    spec = engine_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
+    addresses = master_addresses_of(spec, env={"YARN_CONF_DIR": str(conf_dir)})
+    assert addresses == [("127.0.0.1", port)]
+    with pytest.raises(EngineSetupError) as caught:
+        check_master_reachable("yarn", timeout=2, addresses=addresses)
+    assert f"master yarn is unreachable from this machine (ResourceManager 127.0.0.1:{port}" in (
+        str(caught.value)
+    )
+
+
+def test_start_timeout_and_local_folder_messages_name_the_master(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    master = "k8s://https://api.example:6443"
+    spec = engine_spec(
+        creds(tmp_path, master=master, executor_timeout_seconds=15),
+        env=jar_env,
+        fetch_missing=False,
+    )
+    text = start_timeout_message(spec)
+    assert text.startswith(
+        f"The Spark master {master} (the Kubernetes API server at api.example:6443) did not "
+        "accept this application within 15s"
+    ), text
+    assert "Raise spark.executor_timeout_seconds" in text
+    warning = local_storage_warning(spec)
+    assert f"Spark master {master} with depot " in warning
+    assert "Use an S3 depot with a cluster" in warning

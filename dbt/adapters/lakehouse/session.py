@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -41,6 +40,13 @@ from dbt.adapters.lakehouse.exceptions import (
     explain_engine_error,
 )
 from dbt.adapters.lakehouse.jars import H2_JARS, cache_dir, resolve_jars
+from dbt.adapters.lakehouse.masters import (
+    await_executors,
+    check_master_reachable,
+    local_storage_warning,
+    master_addresses_of,
+    start_timeout_message,
+)
 from dbt.adapters.lakehouse.secrets import safe_url
 from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
 
@@ -134,7 +140,10 @@ def engine_spec(
     has resolved them already (resolved.py), else the profile's depot alone."""
     depot = resolve_profile_depot(creds) if depot is None else depot
     plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database, mounted)
-    jars = resolve_jars(plan.jar_needs, creds.spark.jars, env=env, fetch_missing=fetch_missing)
+    packages = creds.spark.conf.get("spark.jars.packages", "").split(",")
+    jars = resolve_jars(
+        plan.jar_needs, creds.spark.jars, env=env, fetch_missing=fetch_missing, packages=packages
+    )
     options = creds.spark
     conf: dict[str, str] = dict(_DEFAULT_CONF)
     if options.master.startswith("local"):
@@ -294,6 +303,12 @@ class _Engine:
                 "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
                 "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
             )
+        if not spec.is_local:
+            # Before anything starts (the catalog holder, the JVM), so a master that does not
+            # answer fails at once and the warning shows whatever happens next.
+            if spec.local_storage:
+                logger.warning(local_storage_warning(spec))
+            check_master_reachable(spec.master, addresses=master_addresses_of(spec))
         lease = None
         if spec.embedded_catalog is not None:
             lease = CatalogLease(spec.embedded_catalog, java, wait=catalog_wait_seconds())
@@ -318,8 +333,6 @@ class _Engine:
     def _start_spark(self, spec: EngineSpec, java: str) -> SparkSession:
         if spec.is_local:
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        else:
-            check_master_reachable(spec.master)
         try:
             from pyspark import SparkConf, SparkContext
             from pyspark.java_gateway import launch_gateway
@@ -350,14 +363,17 @@ class _Engine:
                     + _tail(log_path)
                 ) from exc
         try:
-            SparkContext(conf=conf, gateway=self._gateway)
+            self._create_context(SparkContext, conf, spec)
             spark = SparkSession.builder.getOrCreate()
+        except EngineSetupError:
+            raise
         except Exception as exc:
-            raise EngineSetupError(f"Spark did not start: {_first_line(exc)}") from exc
+            where = "" if spec.is_local else f" on the master {spec.master}"
+            raise EngineSetupError(f"Spark did not start{where}: {_first_line(exc)}") from exc
         spark.sparkContext.setLogLevel("ERROR")
         if not spec.is_local:
             try:
-                _await_executors(spark, spec)
+                await_executors(spark, spec)
             except Exception:
                 spark.stop()
                 raise
@@ -370,6 +386,60 @@ class _Engine:
             spark.stop()
             raise
         return spark
+
+    def _create_context(self, context_class: Any, conf: Any, spec: EngineSpec) -> None:
+        """Create the SparkContext; for a cluster master, within `executor_timeout_seconds`.
+
+        Creating it contacts the cluster manager and can block far longer than any user
+        waits: the YARN client retries an unanswering ResourceManager for 15 minutes, and a
+        Kubernetes API server that accepts connections but does not answer holds the call as
+        long. (A standalone master registers in the background: `_await_executors` bounds it.)
+        The JVM call cannot be interrupted, so it runs on a daemon thread and, when the time
+        is up, the JVM is killed: that ends the call, and nothing half-started keeps the
+        process alive or blocks a later start.
+        """
+        failure: list[BaseException] = []
+
+        def create() -> None:
+            try:
+                context_class(conf=conf, gateway=self._gateway)
+            except BaseException as exc:
+                failure.append(exc)
+
+        creating = threading.Thread(target=create, name="lakehouse-spark-context", daemon=True)
+        creating.start()
+        # A local master has no cluster manager to wait for.
+        creating.join(timeout=None if spec.is_local else spec.executor_timeout_seconds)
+        if creating.is_alive():
+            self._abandon_gateway(context_class)
+            # The killed JVM fails the pending call at once; let pyspark's cleanup finish
+            # before another start may touch its class-level state.
+            creating.join(timeout=10)
+            raise EngineSetupError(start_timeout_message(spec))
+        if failure:
+            raise failure[0]
+
+    def _abandon_gateway(self, context_class: Any) -> None:
+        """Kill the JVM and forget it, so the next start launches a fresh one."""
+        gateway, self._gateway = self._gateway, None
+        process = getattr(gateway, "proc", None)
+        if process is not None:
+            process.kill()
+            try:
+                process.wait(timeout=10)
+            except Exception:  # a zombie for the OS to reap; it no longer runs Spark
+                pass
+        try:
+            gateway.shutdown()
+        except Exception:  # its sockets are gone with the JVM
+            pass
+        if self._log_handle is not None:
+            self._log_handle.close()  # the next JVM opens the log afresh
+            self._log_handle = None
+        with context_class._lock:
+            context_class._gateway = None
+            context_class._jvm = None
+            context_class._active_spark_context = None
 
     def _stop_session(self) -> None:
         if self._spark is not None:
@@ -385,80 +455,6 @@ class _Engine:
     def stop(self) -> None:
         with self._lock:
             self._stop_session()
-
-
-def master_addresses(master: str) -> list[tuple[str, int]]:
-    """The host:port pairs a master URL names (spark://a:7077,b:7077 lists HA masters;
-    k8s://https://host:port the API server); none for `yarn` (found from Hadoop's conf)."""
-    if master.startswith("spark://"):
-        rest = master[len("spark://") :]
-        default_port = 7077
-    elif master.startswith("k8s://"):
-        rest = master[len("k8s://") :]
-        default_port = 443 if not rest.startswith("http://") else 80
-        rest = rest.split("://", 1)[-1]
-    else:
-        return []
-    addresses: list[tuple[str, int]] = []
-    for part in rest.split("/", 1)[0].split(","):
-        host, _, port = part.rpartition(":") if ":" in part else (part, "", "")
-        if host and port.isdigit():
-            addresses.append((host, int(port)))
-        elif part:
-            addresses.append((part, default_port))
-    return addresses
-
-
-def check_master_reachable(master: str, timeout: float = 5.0) -> None:
-    """Fail at once when no address of the master answers: a standalone SparkContext would
-    otherwise block for a minute of registration retries and then die with an unrelated
-    "LiveListenerBus is stopped"."""
-    addresses = master_addresses(master)
-    if not addresses:
-        return
-    problems = []
-    for host, port in addresses:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                return
-        except OSError as exc:
-            problems.append(f"{host}:{port}: {exc.strerror or exc}")
-    raise EngineSetupError(
-        f"The Spark master {master} is unreachable from this machine ({'; '.join(problems)}). "
-        "Fix: start the master, or correct spark.master in the profile (spark://host:7077 for "
-        "a standalone master)."
-    )
-
-
-def _await_executors(spark: SparkSession, spec: EngineSpec) -> None:
-    """A cluster master must give the application an executor within the profile's
-    `executor_timeout_seconds`. Spark itself only logs "Initial job has not accepted any
-    resources" and waits for ever; an unreachable standalone master is given up after about a
-    minute, in a log line alone. Either way dbt's first statement would hang."""
-    if spec.local_storage:
-        logger.warning(
-            f"Lakehouse: Spark master {spec.master} with depot {spec.depot_label}, whose tables "
-            "are in a folder on this machine: executors on other hosts cannot read or write "
-            "them (nor reach an embedded catalog). Use an S3 depot with a cluster."
-        )
-    context = spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
-    deadline = time.monotonic() + spec.executor_timeout_seconds
-    while time.monotonic() < deadline:
-        if context.isStopped():
-            break
-        # The driver counts as one entry of the block managers.
-        if context.getExecutorMemoryStatus().size() > 1:
-            return
-        time.sleep(0.5)
-    raise EngineSetupError(
-        f"The Spark master {spec.master} gave this application no executor within "
-        f"{spec.executor_timeout_seconds}s: the master is unreachable from this machine, or it "
-        "has no live worker with the free cores and memory asked for (spark.executor.cores, "
-        "spark.executor.memory in the profile's spark.conf), or its workers cannot reach the "
-        f"driver at {spark.conf.get('spark.driver.host', '?')} (set spark.driver_host to an "
-        "address they can reach). Raise spark.executor_timeout_seconds for a cluster that "
-        f"scales up slowly. Spark's log: {spark_log_path()}"
-    )
 
 
 def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:

@@ -1,14 +1,22 @@
 """A Spark standalone cluster runs the work (profile `cluster`): the application holds both
 workers' cores per the master's JSON status, each worker's executor ran tasks (its stderr in
 the worker's work dir says so), and the rows are right. A master that does not answer fails
-the start in bounded time with an error naming it."""
+the start in bounded time with an error naming it: a standalone, YARN or Kubernetes one whose
+port is closed at once (before any JVM starts), one whose port accepts but never answers
+after `executor_timeout_seconds` (the SparkContext's creation is given up and its JVM killed),
+one that grants no executor after `executor_timeout_seconds` too. Each prints its elapsed
+time (`report_elapsed`)."""
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -47,9 +55,13 @@ class TestCluster:
             assert any("Running task" in f.read_text(errors="replace") for f in ran), worker
 
 
-def _failed_start(tmp_path: Path, spark: dict) -> tuple[str, float]:
-    """A fresh `dbt run` of a one-model project on the given `spark:` profile section: its
-    output and wall time; the run must fail."""
+def _failed_start(
+    tmp_path: Path, spark: dict, env: dict[str, str] | None = None
+) -> tuple[str, float]:
+    """A fresh `dbt run` of a one-model project on the given `spark:` profile section (and
+    extra environment variables): its output and wall time; the run must fail. The process
+    must also end: a JVM left waiting on a cluster manager would keep it alive until the
+    timeout below."""
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "one.sql").write_text("select 1 as id")
     (tmp_path / "dbt_project.yml").write_text(
@@ -66,27 +78,60 @@ def _failed_start(tmp_path: Path, spark: dict) -> tuple[str, float]:
         capture_output=True,
         text=True,
         timeout=180,
+        env={**os.environ, **(env or {})},
     )
     output = done.stdout + done.stderr
     assert done.returncode != 0, output
     return output, time.monotonic() - started
 
 
+@pytest.fixture
+def report_elapsed(
+    request: pytest.FixtureRequest, record_property: Any, tmp_path: Path
+) -> Callable[[str, float], None]:
+    """Report how long a failing start took, on pass too: on the terminal (past output
+    capture), in the JUnit XML (`record_property`) and in `elapsed.txt` in the test's tmp dir."""
+
+    def report(what: str, seconds: float) -> None:
+        line = f"{what}: failed after {seconds:.1f}s"
+        record_property(f"{what} seconds", f"{seconds:.1f}")
+        (tmp_path / "elapsed.txt").write_text(line + "\n")
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None or capture is None:
+            print(line)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"\n{line}")
+
+    return report
+
+
+# The local-folder warning, given before Spark starts: shown whatever the master does next.
+LOCAL_FOLDER_WARNING = "whose tables are in a folder on this machine: executors on other hosts"
+
+
 @pytest.mark.only_profile("cluster")
-def test_unreachable_master_fails_at_once(tmp_path: Path) -> None:
+def test_unreachable_master_fails_at_once(
+    tmp_path: Path, report_elapsed: Callable[[str, float], None]
+) -> None:
     master = f"spark://127.0.0.1:{free_port()}"  # nothing listens there
     output, seconds = _failed_start(tmp_path, {"master": master, "driver_host": "127.0.0.1"})
     assert f"The Spark master {master} is unreachable from this machine" in output
+    assert f"Spark master {master} with depot " in output and LOCAL_FOLDER_WARNING in output
     # Spark's own registration retries would take a minute and end in "LiveListenerBus is
     # stopped"; the check fails before Spark starts.
     assert "LiveListenerBus" not in output
     assert seconds < 30, seconds
-    print(f"unreachable master: failed after {seconds:.1f}s")
+    report_elapsed("unreachable master", seconds)
 
 
 @pytest.mark.only_profile("cluster")
-def test_master_granting_no_executor_fails_in_bounded_time(tmp_path: Path, spark_cluster) -> None:
-    # Each worker offers 1 GB; an executor asking 4 GB is never granted.
+def test_master_granting_no_executor_fails_in_bounded_time(
+    tmp_path: Path, spark_cluster, report_elapsed: Callable[[str, float], None]
+) -> None:
+    # Each worker offers 2 GB (cluster.py, worker_memory); an executor asking 4 GB is never
+    # granted.
     spark = {
         "master": spark_cluster.master_url,
         "driver_host": "127.0.0.1",
@@ -98,5 +143,84 @@ def test_master_granting_no_executor_fails_in_bounded_time(tmp_path: Path, spark
         f"The Spark master {spark_cluster.master_url} gave this application no executor within "
         "10s" in output
     )
+    assert f"Spark master {spark_cluster.master_url} with depot " in output
+    assert LOCAL_FOLDER_WARNING in output
     assert seconds < 90, seconds
-    print(f"no executor granted: failed after {seconds:.1f}s")
+    report_elapsed("no executor granted", seconds)
+
+
+def _yarn_conf_dir(tmp_path: Path, rm_port: int) -> dict[str, str]:
+    """A Hadoop conf folder whose yarn-site.xml puts the ResourceManager on 127.0.0.1:rm_port,
+    as the environment variables that point Spark (and the adapter) at it."""
+    conf_dir = tmp_path / "hadoop-conf"
+    conf_dir.mkdir()
+    (conf_dir / "yarn-site.xml").write_text(
+        '<?xml version="1.0"?>\n<configuration>\n'
+        "  <property><name>yarn.resourcemanager.address</name>"
+        f"<value>127.0.0.1:{rm_port}</value></property>\n"
+        "</configuration>\n"
+    )
+    return {"YARN_CONF_DIR": str(conf_dir), "HADOOP_CONF_DIR": str(conf_dir)}
+
+
+@pytest.mark.only_profile("cluster")
+def test_yarn_without_a_resourcemanager_fails_at_once(
+    tmp_path: Path, report_elapsed: Callable[[str, float], None]
+) -> None:
+    rm_port = free_port()  # nothing listens there
+    output, seconds = _failed_start(tmp_path, {"master": "yarn"}, _yarn_conf_dir(tmp_path, rm_port))
+    assert (
+        f"The Spark master yarn is unreachable from this machine (ResourceManager "
+        f"127.0.0.1:{rm_port}: Connection refused)" in output
+    ), output
+    # dbt's own start is most of it (10-25 s on a loaded 2-core machine); no JVM starts.
+    assert seconds < 60, seconds
+    report_elapsed("yarn, ResourceManager port closed", seconds)
+
+
+@pytest.mark.only_profile("cluster")
+@pytest.mark.parametrize("manager", ["yarn", "k8s"])
+def test_cluster_manager_that_never_answers_is_given_up(
+    tmp_path: Path, manager: str, report_elapsed: Callable[[str, float], None]
+) -> None:
+    """The cluster manager's port accepts connections (the kernel completes them for a
+    listening socket) but nothing answers, so the TCP check passes and creating the
+    SparkContext blocks (the YARN client would retry for 15 minutes). The start gives up after
+    executor_timeout_seconds naming the master and the address, kills the JVM, and dbt exits."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        spark: dict[str, Any] = {"driver_host": "127.0.0.1", "executor_timeout_seconds": 10}
+        if manager == "yarn":
+            spark["master"] = "yarn"
+            env = _yarn_conf_dir(tmp_path, port)
+            waited_on = f"the ResourceManager at 127.0.0.1:{port}"
+        else:
+            spark["master"] = f"k8s://https://127.0.0.1:{port}"
+            # Required by Spark for executor pods; never pulled, as no pod is ever made.
+            spark["conf"] = {"spark.kubernetes.container.image": "apache/spark:3.5.0"}
+            env = {}
+            waited_on = f"the Kubernetes API server at 127.0.0.1:{port}"
+        output, seconds = _failed_start(tmp_path, spark, env)
+    assert (
+        f"The Spark master {spark['master']} ({waited_on}) did not accept this application "
+        "within 10s" in output
+    ), output
+    assert seconds < 90, seconds
+    report_elapsed(f"{manager}, cluster manager silent", seconds)
+
+
+@pytest.mark.only_profile("cluster")
+def test_k8s_api_server_unreachable_fails_at_once(
+    tmp_path: Path, report_elapsed: Callable[[str, float], None]
+) -> None:
+    port = free_port()  # nothing listens there
+    master = f"k8s://https://127.0.0.1:{port}"
+    output, seconds = _failed_start(tmp_path, {"master": master, "driver_host": "127.0.0.1"})
+    assert (
+        f"The Spark master {master} is unreachable from this machine (Kubernetes API server "
+        f"127.0.0.1:{port}: Connection refused)" in output
+    ), output
+    assert seconds < 60, seconds
+    report_elapsed("k8s, API server port closed", seconds)

@@ -3,7 +3,8 @@ partitioned Iceberg table with its table properties; an incremental merge model 
 `dbt.is_incremental` and `dbt.this` whose rows are the same after a first run, a rerun, a run
 on grown input and a --full-refresh; errors in the model's code shown as its own traceback;
 and an audited run, where the model reads its upstream seed on the run's branch and its table
-is published only when the tests pass."""
+is published only when the tests pass. Also `append` and `merge` incremental models whose
+reruns overlap the table's keys, and `dbt.source` read as a Spark DataFrame."""
 
 from __future__ import annotations
 
@@ -142,6 +143,124 @@ class TestPythonModels:
             assert "py4j" not in message.lower(), (name, message)
             assert "\tat org.apache" not in message and "JVM stacktrace" not in message, name
             assert project.adapter.get_relation(project.database, project.test_schema, name) is None
+
+
+# Every run returns the whole input, so a rerun's batch holds keys the table has: `run` says
+# which kind of run wrote a row.
+APPENDED_PY = """
+def model(dbt, session):
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    run = "incremental" if dbt.is_incremental else "full"
+    return dbt.ref("raw").selectExpr("id", "amount", f"'{run}' as run")
+"""
+
+UPSERTED_PY = """
+def model(dbt, session):
+    dbt.config(materialized="incremental", unique_key="id", incremental_strategy="merge")
+    run = "incremental" if dbt.is_incremental else "full"
+    batch = dbt.ref("raw").selectExpr("id", "amount * 10 as amount", f"'{run}' as run")
+    if dbt.is_incremental:
+        # The table the batch merges into, read through dbt.this: its row count is carried
+        # along, so a wrong `this` (or none) shows in the rows.
+        before = session.table(str(dbt.this)).count()
+        batch = batch.selectExpr("*", f"{before} as rows_before")
+    else:
+        batch = batch.selectExpr("*", "0 as rows_before")
+    return batch
+"""
+
+FROM_SOURCE_PY = """
+from pyspark.sql import DataFrame
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    landing = dbt.source("landing", "raw")
+    if not isinstance(landing, DataFrame):
+        raise TypeError(f"dbt.source gave {type(landing)}, not a Spark DataFrame")
+    # The ref orders this model after the seed; the source is what is read.
+    upstream = dbt.ref("raw").selectExpr("id", "amount as ref_amount")
+    return landing.join(upstream, "id").selectExpr("id", "amount + ref_amount as doubled")
+"""
+
+SOURCES_YML = """
+version: 2
+sources:
+  - name: landing
+    schema: "{{ target.schema }}"
+    tables:
+      - name: raw
+"""
+
+# The second input: id 1 changed, id 2 gone, id 3 the same, id 4 new.
+RAW_CHANGED = "id,amount\n1,15\n3,30\n4,40\n"
+
+
+class TestPythonIncrementalAndSources:
+    """`append` adds a rerun's batch as it is; `merge` on `unique_key` updates the rows whose
+    keys the batch matches, keeps the others and inserts new keys; --full-refresh rebuilds
+    from the input alone. `dbt.source` is a Spark DataFrame."""
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"raw.csv": RAW_RUN1}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "appended.py": APPENDED_PY,
+            "upserted.py": UPSERTED_PY,
+            "from_source.py": FROM_SOURCE_PY,
+            "sources.yml": SOURCES_YML,
+        }
+
+    def test_append_merge_and_source(self, project: Any) -> None:
+        run_dbt(["build"])
+        expect(
+            rows(project, "appended"),
+            [(1, 10, "full"), (2, 20, "full"), (3, 30, "full")],
+        )
+        expect(
+            rows(project, "upserted"),
+            [(1, 100, "full", 0), (2, 200, "full", 0), (3, 300, "full", 0)],
+        )
+        expect(rows(project, "from_source"), [(1, 20), (2, 40), (3, 60)])
+
+        (Path(project.project_root) / "seeds" / "raw.csv").write_text(RAW_CHANGED)
+        run_dbt(["build"])
+        expect(
+            rows(project, "appended"),
+            [
+                (1, 10, "full"),
+                (2, 20, "full"),
+                (3, 30, "full"),
+                (1, 15, "incremental"),
+                (3, 30, "incremental"),
+                (4, 40, "incremental"),
+            ],
+        )
+        # Ids 1 and 3 matched and were updated (3 with the same amount: its `run` changed),
+        # id 2 was kept, id 4 inserted; the batch saw the table's 3 rows through dbt.this.
+        expect(
+            rows(project, "upserted"),
+            [
+                (1, 150, "incremental", 3),
+                (2, 200, "full", 0),
+                (3, 300, "incremental", 3),
+                (4, 400, "incremental", 3),
+            ],
+        )
+        expect(rows(project, "from_source"), [(1, 30), (3, 60), (4, 80)])
+
+        run_dbt(["build", "--full-refresh", "--select", "appended", "upserted"])
+        expect(
+            rows(project, "appended"),
+            [(1, 15, "full"), (3, 30, "full"), (4, 40, "full")],
+        )
+        expect(
+            rows(project, "upserted"),
+            [(1, 150, "full", 0), (3, 300, "full", 0), (4, 400, "full", 0)],
+        )
 
 
 AUDITED_PY = """
