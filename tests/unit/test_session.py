@@ -18,7 +18,7 @@ from dbt.adapters.lakehouse.masters import (
     start_timeout_message,
     yarn_resourcemanager_addresses,
 )
-from dbt.adapters.lakehouse.session import _Engine, engine_spec
+from dbt.adapters.lakehouse.session import _Engine, engine_spec, launch_settings
 
 
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
@@ -51,6 +51,20 @@ def test_spark_jars_packages_replace_the_sets_they_name(
     # Spark resolves the runtime from the coordinates; our jar would be a second copy.
     assert conf["spark.jars"] == jar_env["LAKEHOUSE_H2_JAR"]
     assert conf["spark.jars.packages"] == iceberg
+
+
+def test_launch_settings_tell_when_the_jvm_must_be_relaunched(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    first = engine_spec(creds(tmp_path), env=jar_env)
+    same_jvm = engine_spec(creds(tmp_path, conf={"spark.sql.shuffle.partitions": "3"}), env=jar_env)
+    assert same_jvm.fingerprint != first.fingerprint  # a new session...
+    assert launch_settings(same_jvm.conf) == launch_settings(first.conf)  # ...in the same JVM
+    more_jars = engine_spec(creds(tmp_path, jars=[jar_env["LAKEHOUSE_ICEBERG_JAR"]]), env=jar_env)
+    assert launch_settings(more_jars.conf) != launch_settings(first.conf)
+    bigger = engine_spec(creds(tmp_path, driver_memory="3g"), env=jar_env)
+    assert launch_settings(bigger.conf) != launch_settings(first.conf)
+    assert dict(launch_settings(first.conf))["spark.jars"] == dict(first.conf)["spark.jars"]
 
 
 def test_same_profile_same_spec_so_one_session(tmp_path: Path, jar_env: dict[str, str]) -> None:

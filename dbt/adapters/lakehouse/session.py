@@ -249,6 +249,7 @@ class _Engine:
         self._spark: SparkSession | None = None
         self._spec: EngineSpec | None = None
         self._gateway: Any = None
+        self._launch: tuple[tuple[str, str], ...] = ()  # what the running JVM was launched with
         self._log_handle: Any = None
         self._lease: CatalogLease | None = None
         self._early_failure: tuple[EngineSpec, BaseException] | None = None
@@ -349,6 +350,12 @@ class _Engine:
             own = conf.get("spark.driver.extraJavaOptions", "") or ""
             conf.set("spark.driver.extraJavaOptions", " ".join([own, *archive_options]).strip())
         logger.debug(f"Lakehouse: starting Spark ({spec.master}) for {spec.depot_label}")
+        launch = launch_settings(spec.conf)
+        if self._gateway is not None and launch != self._launch:
+            # The running JVM was launched with other jars or driver options, which Spark reads
+            # at launch only: a new SparkContext in it would not see the new ones.
+            logger.debug("Lakehouse: the jars or driver options changed; relaunching the JVM")
+            self._abandon_gateway(SparkContext)
         if self._gateway is None:
             log_path = spark_log_path()
             log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -357,6 +364,7 @@ class _Engine:
                 self._gateway = launch_gateway(
                     conf, popen_kwargs={"stdout": self._log_handle, "stderr": self._log_handle}
                 )
+                self._launch = launch
             except Exception as exc:
                 raise EngineSetupError(
                     f"The Spark JVM did not start: {exc}. Its output is in {log_path}:\n"
@@ -455,6 +463,26 @@ class _Engine:
     def stop(self) -> None:
         with self._lock:
             self._stop_session()
+
+
+# Settings Spark applies when it launches the driver JVM (spark-submit: classpath, packages
+# resolved by Ivy, JVM options and heap), and never again for a new SparkContext in that JVM.
+LAUNCH_ONLY_KEYS = (
+    "spark.jars",
+    "spark.jars.packages",
+    "spark.jars.repositories",
+    "spark.jars.ivySettings",
+    "spark.jars.excludes",
+    "spark.driver.extraClassPath",
+    "spark.driver.extraJavaOptions",
+    "spark.driver.memory",
+)
+
+
+def launch_settings(conf: Any) -> tuple[tuple[str, str], ...]:
+    """The launch-only part of a spec's conf: when it differs, the JVM must be relaunched."""
+    given = dict(conf)
+    return tuple((key, given[key]) for key in LAUNCH_ONLY_KEYS if key in given)
 
 
 def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
