@@ -356,5 +356,8 @@ class RestCatalog:
 
 if __name__ == "__main__":
     # scripts/install.sh: fetch the test servers' jars so that no test downloads anything.
-    for path in S3PROXY_JARS.install():
-        print(f"test tool cached: {path}")
+    from functional.infra.nessie import NESSIE_JARS
+
+    for jar_set in (S3PROXY_JARS, NESSIE_JARS):
+        for path in jar_set.install():
+            print(f"test tool cached: {path}")
