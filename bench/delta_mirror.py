@@ -9,8 +9,10 @@ fresh `dbt run --select <model> --vars '{step: N}'` process, the two in turn and
 first alternating by round (a process's first statement pays the JVM's warm-up). Per run: the
 node's own execution time (target/run_results.json), and for `dual` the mirror's time as the
 adapter logs it ("Delta log version V (...) mirrors Iceberg snapshot S: ..., X.XXs" in
-logs/dbt.log: reading the snapshot's files from Iceberg metadata and the Delta commit). The
-node time of `dual` holds the mirror and the checks before the write, so dual - plain is
+logs/dbt.log: reading the snapshot's files from Iceberg metadata and the Delta commit), and
+for both the MERGE statement's own time, the Iceberg commit the mirror follows (dbt's
+"SQL status: OK in X seconds" after the statement holding `merge into`, in logs/dbt.log).
+The node time of `dual` holds the mirror and the checks before the write, so dual - plain is
 the whole cost of the second format. At the end, delta-rs reads `dual` and its rows are
 checked against Spark's count.
 
@@ -51,6 +53,9 @@ from range(0, {rows})
 {{% endif %}}
 """
 _MIRRORED = re.compile(r"\.dual: Delta log version (\d+) \((\w+)\) mirrors .*, ([\d.]+)s")
+# One dbt.log entry starts at each line opening with its time and level.
+_ENTRY = re.compile(r"^(?:\x1b\[0m)?\d\d:\d\d:\d\d\.\d+ \[\s*\w+\s*\] \[[^\]]*\]: ", re.MULTILINE)
+_STATUS = re.compile(r"^SQL status: \w+ in ([\d.]+) seconds")
 
 
 def write_project(folder: Path, rows: int, batch: int) -> None:
@@ -77,6 +82,22 @@ def mirror_seconds(log_text: str) -> list[float]:
     return [float(m.group(3)) for m in _MIRRORED.finditer(log_text)]
 
 
+def merge_seconds(log_text: str) -> list[float]:
+    """The time of each MERGE statement the log segment holds, as dbt logged it."""
+    starts = [m.end() for m in _ENTRY.finditer(log_text)]
+    entries = [log_text[a:b] for a, b in zip(starts, [*starts[1:], len(log_text)], strict=True)]
+    found: list[float] = []
+    pending = False
+    for entry in entries:
+        status = _STATUS.match(entry)
+        if status and pending:
+            found.append(float(status.group(1)))
+            pending = False
+        elif entry.startswith("On model.") and "merge into" in entry.lower():
+            pending = True
+    return found
+
+
 def main() -> None:
     parser = common_args(__doc__.splitlines()[0], rounds=10)
     parser.add_argument("--rows", type=int, default=300_000, help="rows built (%(default)s)")
@@ -90,6 +111,7 @@ def main() -> None:
 
     times: dict[str, list[float]] = {"dual": [], "plain": []}
     mirrors: list[float] = []
+    merges: dict[str, list[float]] = {"dual": [], "plain": []}
     log = project / "logs" / "dbt.log"
     for step in range(1, args.rounds + 1):
         order = ("dual", "plain") if step % 2 else ("plain", "dual")
@@ -104,13 +126,19 @@ def main() -> None:
             times[model].append(node_seconds(project)[model])
             with log.open(errors="replace") as handle:
                 handle.seek(offset)
-                found = mirror_seconds(handle.read())
+                segment = handle.read()
+            found = mirror_seconds(segment)
             if len(found) != (model == "dual"):
                 sys.exit(f"round {step} {model}: Delta commits in the log: {found}")
             mirrors.extend(found)
+            merged = merge_seconds(segment)
+            if len(merged) != 1:
+                sys.exit(f"round {step} {model}: MERGE statements timed in the log: {merged}")
+            merges[model].extend(merged)
         print(
-            f"  round {step}/{args.rounds} ({order[0]} first): dual {times['dual'][-1]:.2f}s, "
-            f"plain {times['plain'][-1]:.2f}s, mirror {mirrors[-1]:.2f}s",
+            f"  round {step}/{args.rounds} ({order[0]} first): dual {times['dual'][-1]:.2f}s "
+            f"(MERGE {merges['dual'][-1]:.2f}s, mirror {mirrors[-1]:.2f}s), "
+            f"plain {times['plain'][-1]:.2f}s (MERGE {merges['plain'][-1]:.2f}s)",
             file=sys.stderr,
         )
     dual, plain = times["dual"], times["plain"]
@@ -123,12 +151,19 @@ def main() -> None:
     status = "equal" if delta_rows == expected else f"MISMATCH (expected {expected})"
 
     med_dual, med_plain, med_mirror = (statistics.median(x) for x in (dual, plain, mirrors))
+    med_merge_dual, med_merge_plain = (statistics.median(merges[m]) for m in ("dual", "plain"))
+    # Per commit, each mirror next to the MERGE (the Iceberg commit) it followed.
+    per_commit = statistics.median(m / c for m, c in zip(mirrors, merges["dual"], strict=True))
+    width = 52
     print(f"\n## Delta mirror: {args.rounds} merges of {args.batch} rows into {args.rows} rows")
-    print(f"{'median node time, Iceberg only (plain)':<48} {med_plain:>7.2f}s")
-    print(f"{'median node time, Iceberg + Delta (dual)':<48} {med_dual:>7.2f}s")
-    print(f"{'median mirror (files read + Delta commit, logged)':<48} {med_mirror:>7.2f}s")
-    print(f"{'dual / plain node time':<48} {med_dual / med_plain:>7.2f}x")
-    print(f"{'mirror / Iceberg-only node time':<48} {med_mirror / med_plain:>7.2f}x")
+    print(f"{'median MERGE statement (Iceberg commit), plain':<{width}} {med_merge_plain:>7.2f}s")
+    print(f"{'median MERGE statement (Iceberg commit), dual':<{width}} {med_merge_dual:>7.2f}s")
+    print(f"{'median mirror (files read + Delta commit, logged)':<{width}} {med_mirror:>7.2f}s")
+    print(f"{'median mirror / its MERGE, per commit':<{width}} {per_commit:>7.2f}x")
+    print(f"{'median node time, Iceberg only (plain)':<{width}} {med_plain:>7.2f}s")
+    print(f"{'median node time, Iceberg + Delta (dual)':<{width}} {med_dual:>7.2f}s")
+    print(f"{'dual / plain node time':<{width}} {med_dual / med_plain:>7.2f}x")
+    print(f"{'mirror / Iceberg-only node time':<{width}} {med_mirror / med_plain:>7.2f}x")
     print(f"rows read by delta-rs from dual: {delta_rows} ({status})")
 
 

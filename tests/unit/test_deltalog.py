@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dbt.adapters.lakehouse import deltalog
+from dbt.adapters.lakehouse import deltalog, deltasync
 from dbt.adapters.lakehouse.deltalog import (
     ColumnStats,
     DataFile,
@@ -14,6 +14,14 @@ from dbt.adapters.lakehouse.deltalog import (
     DeltaMirrorError,
     DeltaState,
 )
+from dbt.adapters.lakehouse.depot.model import (
+    CatalogSpec,
+    Depot,
+    DepotSecrets,
+    LocalStorage,
+    S3Storage,
+)
+from dbt.adapters.lakehouse.secrets import Secret
 
 
 class TestTableFormats:
@@ -71,6 +79,32 @@ class TestRefusals:
     def test_readd_after_every_old_file_is_gone_is_no_hazard(self):
         # every live file was written with the current schema (a rebuild)
         assert deltalog.schema_hazards({1: "id", 3: "c"}, ["c"], [{1: "id", 3: "c"}]) == []
+
+    def test_field_ids_are_recorded_per_top_level_column(self):
+        fields = [_field("id"), {**_field("c", "string"), "metadata": {"comment": "kept"}}]
+        recorded = deltalog.with_field_ids(fields, {1: "id", 5: "c"})
+        assert [f["metadata"] for f in recorded] == [
+            {"iceberg.field-id": 1},
+            {"comment": "kept", "iceberg.field-id": 5},
+        ]
+        assert fields[1]["metadata"] == {"comment": "kept"}  # the input is left as it was
+
+    def test_a_name_under_a_new_field_id_is_reassigned(self):
+        # dropped and added again outside dbt: c was mirrored as id 2, is id 3 now
+        held = [_field("id", field_id=1), _field("c", field_id=2)]
+        assert deltalog.reassigned_names(held, {1: "id", 3: "c"}, None) == ["c"]
+        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, None) == []
+
+    def test_without_recorded_ids_the_mirrored_snapshot_schema_decides(self):
+        held = [_field("id"), _field("c")]
+        assert deltalog.reassigned_names(held, {1: "id", 3: "c"}, {1: "id", 2: "c"}) == ["c"]
+        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, {1: "id", 2: "c"}) == []
+        # nothing to compare with (the snapshot expired): every held name is checked
+        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, None) == ["id", "c"]
+
+    def test_a_dropped_or_renamed_name_is_not_reassigned(self):
+        held = [_field("id", field_id=1), _field("a", field_id=2)]
+        assert deltalog.reassigned_names(held, {1: "id", 2: "b"}, None) == []
 
     def test_type_change_refusal_names_the_columns(self):
         message = deltalog.type_change_refusal("Model 'm'", ["amount"])
@@ -168,8 +202,9 @@ class TestPaths:
             deltalog.relative_path("s3://b/wh/t2/data/a.parquet", "s3://b/wh/t")
 
 
-def _field(name: str, kind: str = "long") -> dict:
-    return {"name": name, "type": kind, "nullable": True, "metadata": {}}
+def _field(name: str, kind: str = "long", field_id: int | None = None) -> dict:
+    metadata = {} if field_id is None else {"iceberg.field-id": field_id}
+    return {"name": name, "type": kind, "nullable": True, "metadata": metadata}
 
 
 def _file(path: str) -> DataFile:
@@ -198,6 +233,7 @@ class TestPlan:
     @pytest.mark.parametrize(
         ("fields", "partitions"),
         [
+            ([_field("id", field_id=1)], []),  # ids recorded in a log that had none
             ([_field("id")], ["id"]),  # partitioning changed
             ([_field("id", "integer")], []),  # type changed (a rebuild)
             ([_field("other")], []),  # column dropped
@@ -207,3 +243,66 @@ class TestPlan:
         state = DeltaState(frozenset({"a"}), [_field("id")], [], 1)
         plan = deltalog.plan_mirror([_file("a"), _file("b")], fields, partitions, state)
         assert plan.kind == "redeclare" and [f.path for f in plan.adds] == ["a", "b"]
+
+
+ACCESS_KEY = "AKIAEXAMPLEACCESSKEY"
+SECRET_KEY = "wJalrXUtnFEMI-secret-key-example"
+SESSION_TOKEN = "FwoGZXIvYXdzEXAMPLEsessiontoken"
+
+
+def _depot(endpoint: str | None, token: str | None = SESSION_TOKEN, keys: bool = True) -> Depot:
+    secrets = DepotSecrets(
+        aws_access_key=Secret(ACCESS_KEY) if keys else None,
+        aws_secret_key=Secret(SECRET_KEY) if keys else None,
+        aws_session_token=Secret(token) if token else None,
+    )
+    return Depot(
+        "lake",
+        S3Storage("bucket", "warehouse", "eu-west-1", endpoint),
+        CatalogSpec("rest", "http://catalog:8181"),
+        secrets,
+        "profile",
+    )
+
+
+class TestStorageOptions:
+    def test_http_endpoint_region_keys_and_session_token(self):
+        options = deltasync.storage_options(_depot("http://127.0.0.1:9000"))
+        assert dict(options) == {
+            "AWS_REGION": "eu-west-1",
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_SESSION_TOKEN": SESSION_TOKEN,
+        }
+
+    def test_https_endpoint_allows_no_http(self):
+        options = deltasync.storage_options(_depot("HTTPS://s3.example.com", token=None))
+        assert dict(options) == {
+            "AWS_REGION": "eu-west-1",
+            "AWS_ENDPOINT_URL": "HTTPS://s3.example.com",
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        }
+
+    def test_aws_without_keys_leaves_credentials_to_the_environment(self):
+        options = deltasync.storage_options(_depot(None, token=None, keys=False))
+        assert dict(options) == {"AWS_REGION": "eu-west-1"}
+
+    def test_local_storage_needs_none(self, tmp_path):
+        local = Depot(
+            "here", LocalStorage(tmp_path), CatalogSpec("hadoop"), DepotSecrets(), "profile"
+        )
+        assert dict(deltasync.storage_options(local)) == {}
+        assert dict(deltasync.storage_options(None)) == {}
+
+    def test_no_secret_in_any_rendering(self):
+        depot = _depot("http://127.0.0.1:9000")
+        options = deltasync.storage_options(depot)
+        shown = [repr(options), str(options), f"{options}", f"{options!r}", repr(depot)]
+        shown.append(repr(deltasync.MirrorResult("c.s.t", 1, "append", 2, 3, 4, 0.5)))
+        for text in shown:
+            for secret in (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN):
+                assert secret not in text, text
+        assert "http://127.0.0.1:9000" in repr(options) and "****" in repr(options)

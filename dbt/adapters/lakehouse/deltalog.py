@@ -35,6 +35,9 @@ FORMATS = (ICEBERG, DELTA)
 # mirror of the same snapshot is then a no-op (DeltaTable.transaction_version).
 APP_ID = "dbt-lakehouse/iceberg"
 SNAPSHOT_KEY = "iceberg.snapshot-id"
+# Each top-level column's Iceberg field id, in its Delta field metadata: a name dropped and
+# added again outside dbt keeps its name but not its id, and the log must notice.
+FIELD_ID_KEY = "iceberg.field-id"
 # Iceberg's defaults are copy-on-write; set anyway, so a catalog-level default cannot make a
 # dual-format table merge-on-read.
 COPY_ON_WRITE = {
@@ -151,6 +154,52 @@ def schema_hazards(
                 )
                 break
     return hazards
+
+
+def field_id(delta_field: Mapping[str, Any]) -> int | None:
+    """The Iceberg field id a Delta field was mirrored with (None in logs written before ids
+    were recorded)."""
+    value = (delta_field.get("metadata") or {}).get(FIELD_ID_KEY)
+    return None if value is None else int(value)
+
+
+def with_field_ids(
+    fields: Sequence[Mapping[str, Any]], current: Mapping[int, str]
+) -> list[dict[str, Any]]:
+    """Spark's schema fields with each top-level column's Iceberg field id recorded."""
+    by_name = {name: field_id for field_id, name in current.items()}
+    recorded: list[dict[str, Any]] = []
+    for spark_field in fields:
+        metadata = dict(spark_field.get("metadata") or {})
+        found = by_name.get(str(spark_field["name"]))
+        if found is not None:
+            metadata[FIELD_ID_KEY] = found
+        recorded.append({**spark_field, "metadata": metadata})
+    return recorded
+
+
+def reassigned_names(
+    held: Sequence[Mapping[str, Any]],
+    current: Mapping[int, str],
+    mirrored: Mapping[int, str] | None,
+) -> list[str]:
+    """Names the Delta log holds whose Iceberg field id is not the one they were mirrored with:
+    the id the log recorded, else the one in the schema of the snapshot the log mirrors
+    (`mirrored`). A name with neither is returned too, to be checked against the live files.
+    A name no longer in the table is not: the log is redeclared without it."""
+    now = {name: field_id for field_id, name in current.items()}
+    then = {} if mirrored is None else {name: i for i, name in mirrored.items()}
+    names: list[str] = []
+    for delta_field in held:
+        name = str(delta_field["name"])
+        if name not in now:
+            continue
+        recorded = field_id(delta_field)
+        if recorded is None:
+            recorded = then.get(name)
+        if recorded != now[name]:
+            names.append(name)
+    return names
 
 
 def readd_refusal(owner: str, names: Sequence[str]) -> str:
@@ -325,9 +374,12 @@ class MirrorPlan:
     add_columns: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _shape(fields: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, bool]]:
+def _shape(fields: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, bool, int | None]]:
+    # The field id is part of the shape: a log without ids (or with stale ones after a rebuild
+    # that gave a column a new id) is redeclared once, so later checks read its own record.
     return [
-        (str(f["name"]), json.dumps(f["type"], sort_keys=True), bool(f["nullable"])) for f in fields
+        (str(f["name"]), json.dumps(f["type"], sort_keys=True), bool(f["nullable"]), field_id(f))
+        for f in fields
     ]
 
 

@@ -7,9 +7,10 @@ outside dbt) is caught up by the next one. Iceberg stays primary: a mirror that 
 retried once and then reported as a warning, never failing the write it follows.
 
 Concurrency: delta-rs writes each log entry with a conditional put (on S3, `If-None-Match`),
-so two writers can never both create one version; the loser re-reads and retries when the
-commits do not conflict, and otherwise fails, which this module's one retry redoes from a
-fresh diff. Within a process, one table mirrors at a time.
+so two writers can never both create one version. Every mirror commit sets the same app
+transaction, so of two racing mirror commits delta-rs fails the loser ("Concurrent
+transaction failed", or a concurrent delete of files it read), and this module's one retry
+redoes it from a fresh diff. Within a process, one table mirrors at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from dbt.adapters.lakehouse import deltalog
 from dbt.adapters.lakehouse.depot.model import Depot, S3Storage
+from dbt.adapters.lakehouse.secrets import MASK
 from dbt.adapters.lakehouse.tablename import TableName, quote
 
 Warn = Callable[[str], None]
@@ -31,21 +33,39 @@ _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
+_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+class StorageOptions(dict[str, str]):
+    """delta-rs options whose repr masks the keys: options end up in tracebacks and debug
+    output, the credentials must not."""
+
+    def __repr__(self) -> str:
+        shown = {k: (MASK if k in _SECRET_OPTIONS else v) for k, v in self.items()}
+        return f"StorageOptions({shown!r})"
+
+    __str__ = __repr__
+
+
 def storage_options(depot: Depot | None) -> dict[str, str]:
     """delta-rs (object_store) options for the depot's storage: its own endpoint, region and
     keys, so the log lands where the catalog's files are, with the same credentials."""
     if depot is None or not isinstance(depot.storage, S3Storage):
-        return {}
+        return StorageOptions()
     storage = depot.storage
-    options = {"AWS_REGION": storage.region}
+    options = StorageOptions(AWS_REGION=storage.region)
     if storage.endpoint:
         options["AWS_ENDPOINT_URL"] = storage.endpoint
         if storage.endpoint.lower().startswith("http://"):
             options["AWS_ALLOW_HTTP"] = "true"
-    for key, secret in (
-        ("AWS_ACCESS_KEY_ID", depot.secrets.aws_access_key),
-        ("AWS_SECRET_ACCESS_KEY", depot.secrets.aws_secret_key),
-        ("AWS_SESSION_TOKEN", depot.secrets.aws_session_token),
+    for key, secret in zip(
+        _SECRET_OPTIONS,
+        (
+            depot.secrets.aws_access_key,
+            depot.secrets.aws_secret_key,
+            depot.secrets.aws_session_token,
+        ),
+        strict=True,
     ):
         if secret:
             options[key] = secret.reveal()
@@ -77,6 +97,14 @@ def _load(spark: Any, table: TableName) -> Any:
 
 def _top_level_ids(schema: Any) -> dict[int, str]:
     return {int(c.fieldId()): str(c.name()) for c in schema.columns()}
+
+
+def _snapshot_schema(loaded: Any, snapshot_id: int | None) -> dict[int, str] | None:
+    """The top-level schema a snapshot was committed with; None when it is unknown (expired)."""
+    snapshot = None if snapshot_id is None else loaded.snapshot(snapshot_id)
+    schema_id = None if snapshot is None else snapshot.schemaId()
+    schema = None if schema_id is None else loaded.schemas().get(schema_id)
+    return None if schema is None else _top_level_ids(schema)
 
 
 def _spark_fields(spark: Any, loaded: Any) -> list[dict[str, Any]]:
@@ -303,29 +331,37 @@ def _lock(uri: str) -> threading.Lock:
 def mirror(spark: Any, table: TableName, options: dict[str, str]) -> MirrorResult:
     """Make the Delta log at the table root describe the current snapshot on `main`."""
     started = time.monotonic()
-    loaded = _load(spark, table)
-    snapshot = loaded.currentSnapshot()
-    root = str(loaded.location())
+    root = str(_load(spark, table).location())
     uri = delta_uri(root)
-    if snapshot is None:
-        raise deltalog.DeltaMirrorError(f"Table {table} has no snapshot yet to describe.")
-    snapshot_id = int(snapshot.snapshotId())
     with _lock(uri):
         handle, state = read_state(uri, options)
-        if state is not None and state.mirrored_snapshot == snapshot_id:
-            return MirrorResult(str(table), snapshot_id, "noop", None, 0, 0, _since(started))
-        fields = _spark_fields(spark, loaded)
-        types = {str(f["name"]): _type_name(f["type"]) for f in fields}
-        partition_columns = deltalog.delta_partition_columns(_identity_fields(loaded), types)
-        files = read_files(spark, table, snapshot_id, root, types, partition_columns)
-        plan = deltalog.plan_mirror(files, fields, partition_columns, state)
-        hazards = _hazards(spark, table, loaded, snapshot_id, types, state)
+        # The snapshot is read after the log: whatever the log holds was committed before,
+        # so another process's mirror of a newer snapshot is never described back to an
+        # older one (the lock above covers this process only; delta-rs's conflict check
+        # covers two processes committing at once).
+        loaded = _load(spark, table)
+        snapshot = loaded.currentSnapshot()
+        if snapshot is None:
+            raise deltalog.DeltaMirrorError(f"Table {table} has no snapshot yet to describe.")
+        snapshot_id = int(snapshot.snapshotId())
+        # Before the no-op: a schema changed outside dbt without a new snapshot (a column
+        # dropped and added again) leaves the log at this snapshot yet describing it wrong.
+        hazards = _hazards(spark, table, loaded, snapshot_id, state)
         if hazards:
             raise deltalog.DeltaMirrorError(
                 f"The Delta log of {table} cannot describe Iceberg snapshot {snapshot_id}: "
                 + "; ".join(h.reason for h in hazards)
                 + ". Rebuild the table (--full-refresh) to write every file anew."
             )
+        if state is not None and state.mirrored_snapshot == snapshot_id:
+            return MirrorResult(str(table), snapshot_id, "noop", None, 0, 0, _since(started))
+        fields = deltalog.with_field_ids(
+            _spark_fields(spark, loaded), _top_level_ids(loaded.schema())
+        )
+        types = {str(f["name"]): _type_name(f["type"]) for f in fields}
+        partition_columns = deltalog.delta_partition_columns(_identity_fields(loaded), types)
+        files = read_files(spark, table, snapshot_id, root, types, partition_columns)
+        plan = deltalog.plan_mirror(files, fields, partition_columns, state)
         version = commit(
             uri,
             options,
@@ -352,34 +388,38 @@ def _hazards(
     table: TableName,
     loaded: Any,
     snapshot_id: int,
-    types: Mapping[str, str],
     state: deltalog.DeltaState | None,
 ) -> list[deltalog.SchemaHazard]:
-    """Columns new to the Delta log that live files would show wrong (renamed, re-added)."""
+    """Columns the Delta log would show wrong: names new to it (a rename), and names it holds
+    under another Iceberg field id (dropped and added again outside dbt). The live files'
+    writing schemas, a metadata query, are read only when there is such a name."""
     if state is None:
         return []
+    current = _top_level_ids(loaded.schema())
     held = {str(f["name"]) for f in state.schema_fields}
-    added = [name for name in types if name not in held]
-    if not added:
+    suspects = [name for name in current.values() if name not in held]
+    suspects += deltalog.reassigned_names(
+        state.schema_fields, current, _snapshot_schema(loaded, state.mirrored_snapshot)
+    )
+    if not suspects:
         return []
     return deltalog.schema_hazards(
-        _top_level_ids(loaded.schema()), added, writing_schemas(spark, table, loaded, snapshot_id)
+        current, suspects, writing_schemas(spark, table, loaded, snapshot_id)
     )
 
 
 def pending_hazards(
     spark: Any, table: TableName, options: dict[str, str]
 ) -> list[deltalog.SchemaHazard]:
-    """Before a write: schema changes made outside dbt (a column renamed with ALTER TABLE)
-    that the table's Delta log could not follow."""
+    """Before a write: schema changes made outside dbt (a column renamed, or dropped and added
+    again, with ALTER TABLE) that the table's Delta log could not follow."""
     loaded = _load(spark, table)
     snapshot = loaded.currentSnapshot()
     uri = delta_uri(str(loaded.location()))
     if snapshot is None or not has_log(uri, options):
         return []
     _, state = read_state(uri, options)
-    types = {str(f["name"]): _type_name(f["type"]) for f in _spark_fields(spark, loaded)}
-    return _hazards(spark, table, loaded, int(snapshot.snapshotId()), types, state)
+    return _hazards(spark, table, loaded, int(snapshot.snapshotId()), state)
 
 
 def _since(started: float) -> float:

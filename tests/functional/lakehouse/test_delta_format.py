@@ -449,13 +449,19 @@ class TestDualFormatSequence:
 
         # Every commit fails for a run: still green, a warning naming table and snapshot, and
         # the log stays at the old snapshot (the rows it lists are still readable).
-        def always_fail(*args: Any, **kwargs: Any) -> int:
+        attempts: list[str] = []
+
+        def always_fail(uri: str, *args: Any, **kwargs: Any) -> int:
+            attempts.append(uri)
             raise OSError("injected: the object store went away")
 
         lagging_mrg, _ = check_dual(project, readers, "mrg")
         monkeypatch.setattr(deltasync, "commit", always_fail)
         results, out = run_dbt_and_capture(["run", "--select", "app", "mrg", "--vars", "{run: 5}"])
         assert all(r.status == "success" for r in results), [r.message for r in results]
+        # Exactly one retry per table: two attempts each, not one, not more.
+        uris = {name: describe(project, name)[1] for name in ("app", "mrg")}
+        assert sorted(attempts) == sorted([uris["app"], uris["mrg"]] * 2), attempts
         text = messages(out)
         for name, old in (("app", retried), ("mrg", lagging_mrg)):
             current = main_snapshot(project, name)
@@ -474,7 +480,15 @@ class TestDualFormatSequence:
             ["run-operation", "lakehouse_sync_delta", "--args", "{select: [mrg]}"]
         )
         assert "mirrors Iceberg snapshot" in messages(out)
-        check_dual(project, readers, "mrg")
+        synced, _ = check_dual(project, readers, "mrg")
+        # Again: the log is already at that snapshot, so nothing is committed.
+        version = readers.handle(uris["mrg"]).version()
+        _, out = run_dbt_and_capture(
+            ["run-operation", "lakehouse_sync_delta", "--args", "{select: [mrg]}"]
+        )
+        full_mrg = f"{project.database}.{project.test_schema}.mrg"
+        assert f"{full_mrg}: Delta log already at Iceberg snapshot {synced}" in messages(out), out
+        assert readers.handle(uris["mrg"]).version() == version
         _, out = run_dbt_and_capture(
             ["run-operation", "lakehouse_sync_delta", "--args", "{select: [mrg, nope]}"],
             expect_pass=False,
@@ -564,6 +578,11 @@ RENAMED_SQL = """
 {{ config(materialized='incremental') }}
 select {{ var('step', 1) }} as id, 'a{{ var('step', 1) }}' as a
 """
+# Column c is dropped and added again outside dbt before step 2 (same name and type).
+READD_OUTSIDE_SQL = """
+{{ config(materialized='incremental') }}
+select {{ var('step', 1) }} as id, 'c{{ var('step', 1) }}' as c
+"""
 
 
 class TestDualFormatRefusals:
@@ -575,6 +594,7 @@ class TestDualFormatRefusals:
             "retype.sql": RETYPE_SQL,
             "readd.sql": READD_SQL,
             "renamed.sql": RENAMED_SQL,
+            "readd_outside.sql": READD_OUTSIDE_SQL,
         }
 
     @pytest.fixture(scope="class")
@@ -609,6 +629,7 @@ class TestDualFormatRefusals:
             "retype",
             "readd",
             "renamed",
+            "readd_outside",
         }
         self.refused(results, "mor_new", "merge-on-read", "write.delete.mode")
         relations = project.run_sql(
@@ -617,9 +638,27 @@ class TestDualFormatRefusals:
         assert "mor_new" not in {r[1] for r in relations}, relations
 
         # Step 2: merge-on-read in an existing table's config, a type change, a column renamed
-        # outside dbt: refused, nothing written. A plain column drop is mirrored.
-        refused = ("mor_old", "retype", "renamed")
+        # outside dbt, a column dropped and added again outside dbt: refused, nothing written.
+        # A plain column drop is mirrored.
+        refused = ("mor_old", "retype", "renamed", "readd_outside")
         project.run_sql(f"alter table {table(project, 'renamed')} rename column a to b")
+        readd_outside = table(project, "readd_outside")
+        outside_uri = describe(project, "readd_outside")[1]
+        fields = readers.handle(outside_uri).schema().fields
+        assert {f.name: f.metadata.get("iceberg.field-id") for f in fields} == {"id": 1, "c": 2}
+        project.run_sql(f"alter table {readd_outside} drop column c")
+        project.run_sql(f"alter table {readd_outside} add column c string")
+        # No new snapshot, yet the log is wrong already: Iceberg reads NULL from the old file
+        # (new field id), delta-rs the dropped values (by name). The sync says so, and stops.
+        assert spark_rows(project, "readd_outside", describe(project, "readd_outside")[0]) == [
+            (1, None)
+        ]
+        assert readers.delta_rs_rows(outside_uri, ["id", "c"]) == [(1, "c1")]
+        _, out = run_dbt_and_capture(
+            ["run-operation", "lakehouse_sync_delta", "--args", "{select: [readd_outside]}"],
+            expect_pass=False,
+        )
+        assert "column 'c' was dropped and added again" in messages(out), out
         before = {name: self.state(project, readers, name) for name in refused}
         readd_uri = describe(project, "readd")[1]
         assert [f.name for f in readers.handle(readd_uri).schema().fields] == ["id", "c"]
@@ -629,6 +668,7 @@ class TestDualFormatRefusals:
         self.refused(results, "mor_old", "merge-on-read", "write.merge.mode")
         self.refused(results, "retype", "changing the type of id")
         self.refused(results, "renamed", "column 'a' was renamed to 'b'")
+        self.refused(results, "readd_outside", "column 'c' was dropped and added again")
         for name in refused:
             assert self.state(project, readers, name) == before[name], name
         _, rows = check_dual(project, readers, "readd")
