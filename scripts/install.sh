@@ -3,8 +3,8 @@
 #   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
 #   tools, and the jars from Maven Central (Iceberg runtime and AWS bundle, hadoop-aws + the AWS
 #   SDK v1 bundle, H2; ~400 MB; each set falls back to PyPI or Debian where Maven Central cannot
-#   be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' S3Proxy server
-#   jar (Maven Central, 40 MB), checksummed, into the same cache.
+#   be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' server jars
+#   (S3Proxy 40 MB, Nessie 245 MB; Maven Central), checksummed, into the same cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +21,26 @@ if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/
   else
     echo "A JDK 17 is required (java and javac): install one and re-run." >&2
     exit 1
+  fi
+fi
+
+# The jdbc catalog's functional tests start a real PostgreSQL server of their own (initdb,
+# postgres, pg_isready, psql; tests/functional/infra/catalogs.py); without one they are skipped.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing PostgreSQL (server binaries for the jdbc catalog tests)"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    # Debian's package would also create and start a cluster on port 5432; the tests need
+    # none (they start their own on a free port), so none is created.
+    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+      $SUDO mkdir -p /etc/postgresql-common
+      echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.conf >/dev/null
+    fi
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      -o Dpkg::Options::=--force-confold postgresql >/dev/null
+  else
+    echo "note: no PostgreSQL server found; the jdbc catalog tests will be skipped" >&2
   fi
 fi
 
@@ -44,6 +64,6 @@ if ! "$VENV/bin/dbt-lakehouse" install; then
   fi
 fi
 
-echo "==> fetching the test servers' jars (S3Proxy, from Maven Central) into the cache"
+echo "==> fetching the test servers' jars (S3Proxy, Nessie; from Maven Central) into the cache"
 VENV_PYTHON="$(cd "$VENV" && pwd)/bin/python"
 (cd tests && "$VENV_PYTHON" -m functional.infra.servers)

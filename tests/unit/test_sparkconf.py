@@ -19,9 +19,11 @@ from dbt.adapters.lakehouse.depot import (
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.secrets import REDACTION_REGEX, is_secret_key, scrub
 from dbt.adapters.lakehouse.sparkconf import (
+    GLUE_KEY_PROPERTIES,
     S3_FILE_IO,
     S3A_LIMITS,
     S3A_MARKERS,
+    SYSTEM_PROPERTY_CREDENTIALS,
     SparkConfPlan,
     build_spark_conf_plan,
     jdbc_driver_need,
@@ -227,11 +229,61 @@ def test_glue_uses_s3fileio() -> None:
     assert f"{C}.s3.endpoint" not in plan.conf
 
 
+def test_glue_client_gets_the_depot_keys_as_jvm_system_properties() -> None:
+    plan = plan_for("glue", S3Storage("bkt", "wh", "ap-south-1", None), ALL_SECRETS)
+    # The SDK's default chain, whose first provider reads them (and which goes on to the
+    # variables, profile and role when they are not set).
+    assert f"{C}.client.credentials-provider" not in plan.conf
+    assert SYSTEM_PROPERTY_CREDENTIALS == (
+        "software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider"
+    )
+    assert plan.secret_system_properties == {
+        "aws.accessKeyId": ACCESS_KEY,
+        "aws.secretAccessKey": SECRET_KEY,
+        "aws.sessionToken": SESSION_TOKEN,
+    }
+    keys_only = plan_for("glue", S3, KEYS_ONLY)
+    assert keys_only.secret_system_properties == {
+        "aws.accessKeyId": ACCESS_KEY,
+        "aws.secretAccessKey": SECRET_KEY,
+    }
+    assert set(GLUE_KEY_PROPERTIES.values()) >= set(keys_only.secret_system_properties)
+
+
+@pytest.mark.parametrize("kind", ["rest", "hadoop", "jdbc", "nessie"])
+def test_only_glue_sets_system_properties(kind: str) -> None:
+    plan = plan_for(kind, S3, ALL_SECRETS)
+    assert plan.secret_system_properties == {}
+    assert f"{C}.client.credentials-provider" not in plan.conf
+
+
+def test_glue_endpoint_property_passes_through() -> None:
+    spec = CatalogSpec("glue", None, None, {"glue.endpoint": "http://127.0.0.1:5000"})
+    plan = plan_for(spec, S3, KEYS_ONLY)
+    assert plan.conf[f"{C}.glue.endpoint"] == "http://127.0.0.1:5000"
+
+
+def test_two_glue_depots_must_share_their_keys() -> None:
+    other_keys = DepotSecrets(aws_access_key=Secret("AKIAOTHER"), aws_secret_key=Secret("x" * 8))
+    glue_a = depot("glue", S3Storage("bkt-a", "", "us-east-1"), KEYS_ONLY)
+    same = depot("glue", S3Storage("bkt-b", "", "us-east-1"), KEYS_ONLY)
+    plan = build_spark_conf_plan(glue_a, "lh", {"other": same})
+    assert plan.secret_system_properties["aws.accessKeyId"] == ACCESS_KEY
+    different = depot("glue", S3Storage("bkt-b", "", "us-east-1"), other_keys)
+    with pytest.raises(DepotConfigError, match="system properties, so one session has one set"):
+        build_spark_conf_plan(glue_a, "lh", {"other": different})
+    # A glue depot beside a catalog of another type keeps its keys.
+    rest = depot("rest", S3Storage("bkt-c", "", "us-east-1"), other_keys)
+    assert build_spark_conf_plan(glue_a, "lh", {"other": rest}).secret_system_properties
+
+
 def test_glue_with_endpoint() -> None:
     plan = plan_for("glue", S3Storage("bkt", "", "us-east-1", "http://minio:9000"))
     assert plan.conf[f"{C}.s3.endpoint"] == "http://minio:9000"
     assert plan.conf[f"{C}.s3.path-style-access"] == "true"
     assert plan.secret_catalog_conf == {}  # no keys: the default AWS chain
+    assert plan.secret_system_properties == {}
+    assert f"{C}.client.credentials-provider" not in plan.conf
 
 
 def test_nessie() -> None:
@@ -360,6 +412,7 @@ def test_no_secret_in_conf(case: str) -> None:
         assert value not in conf_text
     # The secrets the catalog and storage use do arrive, by the runtime route.
     runtime = set(plan.secret_catalog_conf.values()) | set(plan.secret_hadoop_conf.values())
+    assert not set(plan.secret_system_properties.values()) - runtime  # glue: the same keys
     expected = {
         "rest": {APIKEY},
         "nessie": {APIKEY},
@@ -403,6 +456,15 @@ def test_redaction_regex_covers_the_secret_keys() -> None:
     assert len(keys) == 4
     for key in keys:
         assert redacted.search(key), key
+
+
+def test_glue_key_system_properties_are_secrets_to_every_guard() -> None:
+    plan = plan_for("glue", S3, ALL_SECRETS)
+    redacted = re.compile(REDACTION_REGEX)
+    assert set(plan.secret_system_properties) >= {"aws.accessKeyId", "aws.secretAccessKey"}
+    for prop in plan.secret_system_properties:
+        assert redacted.search(prop) and is_secret_key(prop), prop
+    assert not set(plan.conf.values()) & set(SECRET_VALUES)
 
 
 def test_resolved_depot_end_to_end(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def _history(args: argparse.Namespace) -> int:
     )
     from dbt.adapters.lakehouse.resolved import resolve_profile
     from dbt.adapters.lakehouse.secrets import scrub
-    from dbt.adapters.lakehouse.session import ENGINE
+    from dbt.adapters.lakehouse.session import ENGINE, catalog_contexts
     from dbt.adapters.lakehouse.userprofile import ProfileError, default_profiles_dir, load_profile
 
     if args.limit < 0:
@@ -94,7 +94,9 @@ def _history(args: argparse.Namespace) -> int:
             where = f"profile '{chosen.profile}', target '{chosen.target}', {resolved.depot.name}"
             return _fail("history", f"Table {table} does not exist ({where}).")
         uris = {c.uri for c in resolved.spec.catalogs if c.uri}
-        explained = explain_engine_error(text, uris.pop() if len(uris) == 1 else None)
+        explained = explain_engine_error(
+            text, uris.pop() if len(uris) == 1 else None, catalog_contexts(resolved.spec)
+        )
         return _fail("history", f"Reading the history of {table} failed: {explained or text}")
     if not commits:
         print(f"{table} has no commits yet.")

@@ -31,7 +31,7 @@ from dbt.adapters.lakehouse.exceptions import (
 )
 from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.secrets import scrub
-from dbt.adapters.lakehouse.session import ENGINE
+from dbt.adapters.lakehouse.session import ENGINE, catalog_contexts
 
 if TYPE_CHECKING:
     import agate
@@ -180,7 +180,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
                     "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
                     "the profile if it was memory."
                 ) from exc
-            explained = explain_engine_error(text, self._remote_catalog_uri(resolved))
+            explained = explain_engine_error(
+                text,
+                self._remote_catalog_uri(resolved),
+                catalog_contexts(resolved.spec) if resolved is not None else None,
+            )
             message = f"{explained}\n{text}" if explained else text
             raise error_type(message) from exc
 

@@ -6,6 +6,8 @@ Every message says what is wrong, what was given, and what is accepted; none car
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from dbt_common.exceptions import CompilationError, DbtDatabaseError, DbtRuntimeError
 
@@ -108,13 +110,20 @@ def engine_error_type(text: str) -> type[LakehouseDatabaseError]:
         return NamespaceMissingError
     if any(marker in text for marker in _RELATION_MISSING):
         return RelationMissingError
-    if "MISSING_CATALOG_ABILITY" in text or "does not support views" in text.lower():
+    if "MISSING_CATALOG_ABILITY" in text or _VIEWS_UNSUPPORTED.search(text):
         return ViewsUnsupportedError
     if any(marker in text for marker in _ACCESS_DENIED):
         return AccessDeniedError
     if "RESTException" in text and any(marker in text for marker in _REST_UNREACHABLE):
         return CatalogUnreachableError
     return LakehouseDatabaseError
+
+
+# Iceberg's SparkCatalog over a catalog without views: `Creating a view is not supported by
+# catalog: lakehouse` (also Replacing, Dropping, ...); Spark's own: `... does not support views`.
+_VIEWS_UNSUPPORTED = re.compile(
+    r"(?i)(?:a view is not supported by catalog:?\s*`?(?P<catalog>[\w-]+)?|does not support views)"
+)
 
 
 # A check in the adapter's SQL fails with raise_error(<tag><message>); Spark wraps the message
@@ -192,19 +201,74 @@ def s3_action_for(operation: str | None) -> str:
     return f"the S3 request behind s3a's {operation!r}" if operation else "an S3 request"
 
 
-def explain_engine_error(text: str, catalog_uri: str | None = None) -> str | None:
+@dataclass(frozen=True)
+class CatalogContext:
+    """What a message may say about one catalog of the session: no secrets, only where it
+    looks things up. `default`: the catalog two-part names resolve in."""
+
+    name: str
+    kind: str
+    depot: str
+    region: str | None = None
+    endpoint: str | None = None
+    default: bool = False
+
+    def described(self) -> str:
+        if self.kind == "glue":
+            where = self.endpoint or f"AWS's Glue endpoint of {self.region}"
+            return (
+                f"the glue catalog of depot '{self.depot}', region {self.region}, endpoint {where}"
+            )
+        return f"the {self.kind} catalog of depot '{self.depot}'"
+
+
+def explain_engine_error(
+    text: str,
+    catalog_uri: str | None = None,
+    catalogs: Mapping[str, CatalogContext] | None = None,
+) -> str | None:
     """A first line that says what went wrong and the fix, for errors a user can act on.
 
-    `catalog_uri` (already free of credentials) names the REST catalog when the engine's text
-    only gives a host. None when the text is not one of these errors.
+    `catalog_uri` (already free of credentials) names the remote catalog when the engine's text
+    only gives a host. `catalogs` (the session's, by name) says where a catalog named in the
+    text looks things up, and what kind a remote one is. None when the text is not one of
+    these errors.
     """
     if "Status Code: 403" in text or "AccessDeniedException" in text:
         return _explain_s3_denied(text)
+    region = _explain_wrong_region(text)
+    if region is not None:
+        return region
+    if _NO_AWS_CREDENTIALS in text:
+        return (
+            "The AWS SDK found no credentials for Iceberg's Glue or S3 client (given: no keys "
+            "it could read). Fix: set secrets.aws_access_key and secrets.aws_secret_key in "
+            "the depot (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), or give this machine "
+            "an AWS profile or role the default chain finds."
+        )
+    catalogs = catalogs or {}
+    missing = _explain_glue_missing(text, catalogs)
+    if missing is not None:
+        return missing
+    views = _VIEWS_UNSUPPORTED.search(text)
+    if views is not None:
+        catalog = (
+            f"The catalog '{views.group('catalog')}'"
+            if views.group("catalog")
+            else ("This catalog")
+        )
+        return (
+            f"{catalog} cannot hold views: Iceberg's hadoop and glue catalogs have none (jdbc, "
+            "rest and nessie catalogs do). Fix: materialize the model as a table "
+            "({{ config(materialized='table') }}), or build it in a depot whose catalog is "
+            "jdbc, rest or nessie."
+        )
     if "NotAuthorizedException" in text:
         where = f" at {catalog_uri}" if catalog_uri else ""
         said = _after(text, "NotAuthorizedException:", "Not authorized:")
         return (
-            f"The Iceberg REST catalog{where} rejected the token (401 NotAuthorized: {said}). "
+            f"The Iceberg {_remote_kind(catalogs)} catalog{where} rejected the token (401 "
+            f"NotAuthorized: {said}). "
             "Fix: set secrets.apikey in the depot (or LAKEHOUSE_APIKEY) to a valid, unexpired "
             "API key for this catalog; `dbt debug` checks it."
         )
@@ -226,6 +290,85 @@ def explain_engine_error(text: str, catalog_uri: str | None = None) -> str | Non
             "checks it."
         )
     return None
+
+
+def _remote_kind(catalogs: Mapping[str, CatalogContext]) -> str:
+    """REST or Nessie: the kind of the session's one remote catalog (a token goes to either)."""
+    kinds = {c.kind for c in catalogs.values() if c.kind in ("rest", "nessie")}
+    return {"nessie": "Nessie"}.get(kinds.pop(), "REST") if len(kinds) == 1 else "REST"
+
+
+_NO_AWS_CREDENTIALS = "Unable to load credentials from"
+# S3 (SDK v1 and v2 alike) and other AWS services, when the request's region is not the
+# bucket's or the endpoint's.
+_REGION_WRONG = re.compile(
+    r"the region '(?P<given>[a-z0-9-]+)' is wrong; expecting '(?P<expected>[a-z0-9-]+)'"
+)
+_REDIRECT_REGION = re.compile(r"permanent redirect response to region \[(?P<expected>[a-z0-9-]+)\]")
+_PERMANENT_REDIRECT = "must be addressed using the specified endpoint"
+_SCOPED_REGION = "Credential should be scoped to a valid region"
+_NOT_FOUND = re.compile(
+    r"\[(?P<kind>TABLE_OR_VIEW_NOT_FOUND|SCHEMA_NOT_FOUND)\] The (?:table or view|schema) "
+    r"(?P<name>(?:`[^`]*`\.?)+)"
+)
+_REGION_FIX = "set the depot's spec.s3.region (or the profile's aws_region) to"
+
+
+def _explain_wrong_region(text: str) -> str | None:
+    wrong = _REGION_WRONG.search(text)
+    if wrong is not None:
+        given, expected = wrong.group("given"), wrong.group("expected")
+        return (
+            f"AWS refused a request signed for region {given}: the bucket (or service endpoint) "
+            f"is in {expected}. Given: region {given}. Accepted: {expected}. Fix: "
+            f"{_REGION_FIX} {expected}."
+        )
+    redirect = _REDIRECT_REGION.search(text)
+    if redirect is not None or _PERMANENT_REDIRECT in text:
+        region = redirect.group("expected") if redirect else None
+        where = region or "another region (`aws s3api get-bucket-location` names it)"
+        return (
+            f"S3 redirected the request: the bucket is in {where}, not in the depot's region. "
+            f"Fix: {_REGION_FIX} {region or 'the bucket region'}."
+        )
+    if _SCOPED_REGION in text:
+        return (
+            "AWS refused the request's signature: the client's region is not the region of the "
+            f"endpoint it called (e.g. a glue.endpoint of another region). Fix: {_REGION_FIX} "
+            "the endpoint's region, or remove the endpoint so the region's own one is used."
+        )
+    return None
+
+
+def _explain_glue_missing(text: str, catalogs: Mapping[str, CatalogContext]) -> str | None:
+    """A table or namespace Spark did not find, when the catalog it looked in is a glue one."""
+    found = _NOT_FOUND.search(text)
+    if found is None or not catalogs:
+        return None
+    parts = re.findall(r"`([^`]*)`", found.group("name"))
+    table_wanted = found.group("kind") == "TABLE_OR_VIEW_NOT_FOUND"
+    qualified = len(parts) == (3 if table_wanted else 2)
+    if qualified and parts[0] in catalogs:
+        context: CatalogContext | None = catalogs[parts[0]]
+        parts = parts[1:]
+    else:
+        context = next((c for c in catalogs.values() if c.default), None)
+    if context is None or context.kind != "glue" or not parts:
+        return None
+    if table_wanted and len(parts) >= 2:
+        what = f"Glue database '{parts[-2]}' or its table '{parts[-1]}'"
+    elif table_wanted:
+        what = f"table '{parts[-1]}'"
+    else:
+        what = f"Glue database '{parts[-1]}'"
+    return (
+        f"Not found in Iceberg catalog '{context.name}': {what} does not exist in "
+        f"{context.described()}. Glue keeps databases per AWS account and region. Given: "
+        f"region {context.region}. Accepted: a database and table that exist in that region's "
+        f"Glue catalog. Fix: create them (dbt creates a model's database), correct the source's "
+        f"schema (the Glue database) and table name, or, when the database is in another "
+        f"region, {_REGION_FIX} that region."
+    )
 
 
 def _explain_s3_denied(text: str) -> str:

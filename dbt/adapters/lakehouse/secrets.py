@@ -10,13 +10,14 @@ from urllib.parse import urlsplit
 
 MASK = "****"
 
-# Words that make a conf key or property a secret, as regex fragments: `access[.-]key` covers
-# s3a's fs.s3a.access.key and Iceberg S3FileIO's s3.access-key-id alike.
+# Words that make a conf key or property a secret, as regex fragments: `access[.-]?key` covers
+# s3a's fs.s3a.access.key, Iceberg S3FileIO's s3.access-key-id and the AWS SDK's system
+# property aws.accessKeyId alike.
 SECRET_KEY_WORDS = (
     "secret",
     "password",
     "token",
-    "access[.-]key",
+    "access[.-]?key",
     "apikey",
     "api[.-]key",
     "credential",

@@ -35,6 +35,7 @@ from dbt.adapters.lakehouse.embedded import (
     EmbeddedCatalog,
 )
 from dbt.adapters.lakehouse.exceptions import (
+    CatalogContext,
     EngineSetupError,
     engine_error_text,
     explain_engine_error,
@@ -48,7 +49,12 @@ from dbt.adapters.lakehouse.masters import (
     start_timeout_message,
 )
 from dbt.adapters.lakehouse.secrets import safe_url
-from dbt.adapters.lakehouse.sparkconf import SparkConfPlan, build_spark_conf_plan
+from dbt.adapters.lakehouse.sparkconf import (
+    GLUE_KEY_PROPERTIES,
+    SparkConfPlan,
+    build_spark_conf_plan,
+    catalog_context,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,6 +93,8 @@ class CatalogMount:
     depot_label: str
     uri: str | None = None
     has_secrets: bool = False
+    # What an engine error's explanation may say of it (kind, region, Glue endpoint).
+    context: CatalogContext | None = None
 
 
 @dataclass(frozen=True)
@@ -105,12 +113,21 @@ class EngineSpec:
     executor_timeout_seconds: int = 120
     # The depot's tables are in a folder on this machine (embedded or a `file` depot).
     local_storage: bool = False
+    # Driver JVM system properties holding secrets (a glue catalog's AWS keys), set at start.
+    secret_system_properties: tuple[tuple[str, str], ...] = ()
 
     @property
     def fingerprint(self) -> str:
         # Secrets take part through a digest only, so the fingerprint itself is printable.
         payload = json.dumps(
-            [self.master, self.conf, self.jars, self.secret_catalog_conf, self.secret_hadoop_conf]
+            [
+                self.master,
+                self.conf,
+                self.jars,
+                self.secret_catalog_conf,
+                self.secret_hadoop_conf,
+                self.secret_system_properties,
+            ]
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -174,19 +191,25 @@ def engine_spec(
         conf=tuple(sorted(conf.items())),
         secret_catalog_conf=tuple(sorted(plan.secret_catalog_conf.items())),
         secret_hadoop_conf=tuple(sorted(plan.secret_hadoop_conf.items())),
+        secret_system_properties=tuple(sorted(plan.secret_system_properties.items())),
         jars=tuple(str(p) for p in jars),
         depot_label=f"{depot.name} ({depot.source})",
         executor_timeout_seconds=options.executor_timeout_seconds,
         local_storage=not isinstance(depot.storage, S3Storage),
         embedded_catalog=embedded_catalog,
         catalogs=tuple(
-            _catalog_mount(name, catalog_depot, plan)
+            _catalog_mount(name, catalog_depot, plan, default=name == creds.database)
             for name, catalog_depot in {creds.database: depot, **(mounted or {})}.items()
         ),
     )
 
 
-def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan) -> CatalogMount:
+def catalog_contexts(spec: EngineSpec) -> dict[str, CatalogContext]:
+    """The session's catalogs by name, for explain_engine_error."""
+    return {m.name: m.context for m in spec.catalogs if m.context is not None}
+
+
+def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan, default: bool) -> CatalogMount:
     remote = depot.catalog.type in ("rest", "nessie") and depot.catalog.uri
     prefix = f"spark.sql.catalog.{name}."
     return CatalogMount(
@@ -194,6 +217,7 @@ def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan) -> CatalogMount
         depot_label=f"'{depot.name}' ({depot.source})",
         uri=safe_url(depot.catalog.uri) if remote and depot.catalog.uri else None,
         has_secrets=any(key.startswith(prefix) for key in plan.secret_catalog_conf),
+        context=catalog_context(depot, name, default),
     )
 
 
@@ -341,6 +365,13 @@ class _Engine:
         except ImportError as exc:  # pragma: no cover - pyspark is a hard dependency
             raise EngineSetupError(f"pyspark is not importable: {exc}") from exc
 
+        launch = launch_settings(spec.conf)
+        if self._gateway is not None and launch != self._launch:
+            # The running JVM was launched with other jars or driver options, which Spark reads
+            # at launch only: a new SparkContext in it would not see the new ones. (Before the
+            # SparkConf below exists: made with a JVM running, it lives in that JVM.)
+            logger.debug("Lakehouse: the jars or driver options changed; relaunching the JVM")
+            self._abandon_gateway(SparkContext)
         conf = SparkConf(loadDefaults=False).setMaster(spec.master).setAppName(spec.app_name)
         for key, value in spec.conf:
             conf.set(key, value)
@@ -350,12 +381,6 @@ class _Engine:
             own = conf.get("spark.driver.extraJavaOptions", "") or ""
             conf.set("spark.driver.extraJavaOptions", " ".join([own, *archive_options]).strip())
         logger.debug(f"Lakehouse: starting Spark ({spec.master}) for {spec.depot_label}")
-        launch = launch_settings(spec.conf)
-        if self._gateway is not None and launch != self._launch:
-            # The running JVM was launched with other jars or driver options, which Spark reads
-            # at launch only: a new SparkContext in it would not see the new ones.
-            logger.debug("Lakehouse: the jars or driver options changed; relaunching the JVM")
-            self._abandon_gateway(SparkContext)
         if self._gateway is None:
             log_path = spark_log_path()
             log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -388,6 +413,7 @@ class _Engine:
         hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
         for key, value in spec.secret_hadoop_conf:
             hadoop_conf.set(key, value)
+        _set_system_properties(spark, spec)
         try:
             _load_catalogs_with_secrets(spark, spec)
         except Exception:
@@ -465,6 +491,19 @@ class _Engine:
             self._stop_session()
 
 
+def _set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
+    """The glue catalog's AWS keys, where the SDK's default chain reads them first
+    (sparkconf.GLUE_KEY_PROPERTIES says why). The JVM's previous session may have set others:
+    every property a glue catalog could read is set or cleared, so no stale key signs."""
+    system = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+    wanted = dict(spec.secret_system_properties)
+    for prop in GLUE_KEY_PROPERTIES.values():
+        if prop in wanted:
+            system.setProperty(prop, wanted[prop])
+        else:
+            system.clearProperty(prop)
+
+
 # Settings Spark applies when it launches the driver JVM (spark-submit: classpath, packages
 # resolved by Ivy, JVM options and heap), and never again for a new SparkContext in that JVM.
 LAUNCH_ONLY_KEYS = (
@@ -510,7 +549,10 @@ def _load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
             for key, _ in spec.secret_catalog_conf:
                 spark.conf.unset(key)
             text = engine_error_text(exc)
-            explained = explain_engine_error(text, catalog.uri) or text.splitlines()[0]
+            explained = (
+                explain_engine_error(text, catalog.uri, catalog_contexts(spec))
+                or text.splitlines()[0]
+            )
             raise EngineSetupError(
                 f"The Iceberg catalog '{catalog.name}' of depot {catalog.depot_label} could not "
                 f"be loaded: {explained}"

@@ -4,17 +4,18 @@ This module owns the mapping from a resolved `Depot` to Spark and Iceberg settin
 verified in docs/runtime.md, "Catalogs" and "S3 configuration"). It keeps secrets out of `conf`:
 SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords
 go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It
-starts nothing and reads no environment.
+starts nothing and reads no environment. `catalog_context` says what an error message may tell
+of a catalog (name, type, depot, region, Glue endpoint; no secrets).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.depot import Depot, DepotSecrets, S3Storage
-from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.exceptions import CatalogContext, DepotConfigError
 from dbt.adapters.lakehouse.secrets import REDACTION_REGEX, Secret, is_secret_key, uri_has_secret
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -27,6 +28,20 @@ S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+# Iceberg's Glue client (AWS SDK v2) takes credentials only from a provider class with a static
+# `create()` / `create(Map)` (`client.credentials-provider`), and no class in the Iceberg runtime
+# or the AWS bundle holds static keys that way. So the depot's keys reach it as the driver JVM's
+# system properties, read by the first provider of the SDK's default chain (this class) when
+# the client signs a request. The chain stays the default: without them (a depot without keys,
+# or an engine that does not set them) it goes on to the variables, profile and role, as before.
+SYSTEM_PROPERTY_CREDENTIALS = (
+    "software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider"
+)
+GLUE_KEY_PROPERTIES = {
+    "aws_access_key": "aws.accessKeyId",
+    "aws_secret_key": "aws.secretAccessKey",
+    "aws_session_token": "aws.sessionToken",
+}
 
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -64,12 +79,17 @@ class SparkConfPlan:
         SparkContext's Hadoop configuration at runtime.
     jar_needs: logical jar sets: iceberg (always), h2 / postgresql (a JDBC catalog's driver),
         s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog).
+    secret_system_properties: the driver JVM's system properties a glue catalog's client reads
+        its keys from (GLUE_KEY_PROPERTIES), set with java.lang.System.setProperty before the
+        catalog's first request and cleared when the session stops. One JVM has one set, so
+        the depots of one session must agree on them (build_spark_conf_plan checks).
     """
 
     conf: dict[str, str]
     secret_catalog_conf: dict[str, str]
     secret_hadoop_conf: dict[str, str]
     jar_needs: frozenset[str]
+    secret_system_properties: dict[str, str] = field(default_factory=dict)
 
 
 def build_spark_conf_plan(
@@ -88,8 +108,22 @@ def build_spark_conf_plan(
                 "own depot is mounted as (profile `database`). Accepted: any other catalog name."
             )
         _claim_bucket(s3_owners, name, other)
-        plan = _merged(plan, _catalog_plan(other, name, default=False))
+        plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
+
+
+def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogContext:
+    """What a message may say about where the catalog looks things up (no secrets)."""
+    storage = depot.storage
+    glue = depot.catalog.type == "glue"
+    return CatalogContext(
+        name=catalog_name,
+        kind=depot.catalog.type,
+        depot=depot.name,
+        region=storage.region if isinstance(storage, S3Storage) else None,
+        endpoint=depot.catalog.properties.get("glue.endpoint") if glue else None,
+        default=default,
+    )
 
 
 def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
@@ -120,12 +154,27 @@ def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot
         )
 
 
-def _merged(first: SparkConfPlan, second: SparkConfPlan) -> SparkConfPlan:
+def _merged(
+    first: SparkConfPlan, second: SparkConfPlan, depot: Depot, catalog_name: str
+) -> SparkConfPlan:
+    ours, theirs = first.secret_system_properties, second.secret_system_properties
+    if ours and theirs and ours != theirs:
+        raise DepotConfigError(
+            f"Depot '{depot.name}' (catalog {catalog_name}) is a glue catalog with other AWS keys "
+            "than another glue catalog of this profile; Iceberg's Glue client reads its keys "
+            "from the driver JVM's system properties, so one session has one set. Accepted: "
+            "glue depots with the same keys (or none, for the default AWS chain), or one glue "
+            "depot per profile."
+        )
     return SparkConfPlan(
         conf={**first.conf, **second.conf},
         secret_catalog_conf={**first.secret_catalog_conf, **second.secret_catalog_conf},
         secret_hadoop_conf={**first.secret_hadoop_conf, **second.secret_hadoop_conf},
         jar_needs=first.jar_needs | second.jar_needs,
+        secret_system_properties={
+            **first.secret_system_properties,
+            **second.secret_system_properties,
+        },
     )
 
 
@@ -148,6 +197,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         conf["spark.sql.defaultCatalog"] = catalog_name
     secret_catalog: dict[str, str] = {}
     secret_hadoop: dict[str, str] = {}
+    secret_system: dict[str, str] = {}
     needs = {"iceberg"}
 
     def put_uri(uri: str | None) -> None:
@@ -178,6 +228,9 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         assert isinstance(storage, S3Storage)
         conf[f"{prefix}.catalog-impl"] = GLUE_CATALOG
         conf[f"{prefix}.client.region"] = storage.region
+        if secrets.aws_access_key and secrets.aws_secret_key:
+            for name, prop in GLUE_KEY_PROPERTIES.items():
+                _put_secret(secret_system, prop, getattr(secrets, name))
     elif catalog.type == "nessie":
         conf[f"{prefix}.catalog-impl"] = NESSIE_CATALOG
         conf[f"{prefix}.ref"] = "main"
@@ -229,6 +282,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         secret_catalog_conf=secret_catalog,
         secret_hadoop_conf=secret_hadoop,
         jar_needs=frozenset(needs),
+        secret_system_properties=secret_system,
     )
 
 
