@@ -232,6 +232,78 @@ def test_lines():
     assert m.human_bytes(3 * 1024 * 1024) == "3.0 MiB"
 
 
+def test_a_dry_run_lists_its_orphans_capped():
+    paths = [(f"s3://b/w/t/data/orphan-{i:02d}.parquet", 1000 + i) for i in range(23)]
+    paths[1] = (paths[1][0], None)  # vanished before its size was read
+    orphans = m.Effect(
+        "lh.s.t",
+        "orphan_cleanup",
+        0.5,
+        dry_run=True,
+        orphan_files=23,
+        orphan_bytes=23_000,
+        orphan_paths=paths,
+    )
+    lines = m.format_effect(orphans).split("\n")
+    assert lines[0] == (
+        "lh.s.t orphan_cleanup (dry run): would remove 23 orphan file(s), 22.5 KiB; 0.50 s"
+    )
+    assert lines[1] == "    s3://b/w/t/data/orphan-00.parquet (1000 B)"
+    assert lines[2] == "    s3://b/w/t/data/orphan-01.parquet (?)"
+    assert len(lines) == 1 + m.LISTED_ORPHANS + 1
+    assert lines[m.LISTED_ORPHANS] == "    s3://b/w/t/data/orphan-19.parquet (1019 B)"
+    assert lines[-1] == "    ... and 3 more"
+    orphans.orphan_paths, orphans.orphan_files = paths[:2], 2
+    assert m.format_effect(orphans).split("\n")[1:] == [
+        "    s3://b/w/t/data/orphan-00.parquet (1000 B)",
+        "    s3://b/w/t/data/orphan-01.parquet (?)",
+    ]
+
+
+def test_expiry_reports_what_iceberg_deleted():
+    # expire_snapshots' row: data, position delete, equality delete, manifest, manifest list,
+    # statistics files.
+    assert m.expiry_deletions((12, 3, 1, 20, 18, 0)) == (
+        "deleted 12 data file(s), 4 delete file(s), 20 manifest(s), 18 manifest list(s)"
+    )
+    assert m.expiry_deletions((2, 0, 0, 1)) == (
+        "deleted 2 data file(s), 0 delete file(s), 1 manifest(s), 0 manifest list(s)"
+    )
+
+
+def test_a_bad_config_fails_its_table_and_the_others_are_selected():
+    tables = [
+        {"name": "good", "config": {"compaction": {"min_input_files": 2}}},
+        {"name": "typo", "config": {"snapshot_expiry": {"retain_last": 0}, "vacuum": {}}},
+        {"name": "plain", "config": None},
+        {"name": "text", "config": "compaction"},
+    ]
+
+    def make(table: dict[str, Any]) -> m.Target:
+        plan = m.parse_config(table["config"], f"table lh.s.{table['name']}")
+        return m.Target("lh", "s", table["name"], plan.options)
+
+    lines: list[str] = []
+    targets, failed = m.select_targets(tables, lambda t: f"lh.s.{t['name']}", make, lines.append)
+    assert [t.name for t in targets] == ["good", "plain"]
+    assert targets[0].options["compaction"]["min_input_files"] == 2
+    assert [(f[0], f[1]) for f in failed] == [
+        ("lh.s.typo", "maintenance config"),
+        ("lh.s.text", "maintenance config"),
+    ]
+    assert failed[0][2] == (
+        "invalid maintenance config: unknown key(s) 'vacuum'; accepted: after_run, compaction, "
+        "snapshot_expiry, orphan_cleanup, metadata_cleanup, delta_checkpoint; "
+        "snapshot_expiry.retain_last is 0: that would leave main without its current snapshot, "
+        "so Iceberg refuses it too. Use 1 (the default) or more; none of its operations ran"
+    )
+    assert "expected a mapping" in failed[1][2] and "got 'compaction'" in failed[1][2]
+    assert lines == [f"{f[0]} maintenance config: FAILED: {f[2]}" for f in failed]
+    summary = m.failure_summary(failed, len(tables))
+    assert summary.startswith("lakehouse_maintain: 2 operation(s) failed on 2 of 4 table(s):")
+    assert "  - lh.s.typo maintenance config: invalid maintenance config: unknown key" in summary
+
+
 def test_failure_summary_counts_tables():
     text = m.failure_summary([("a.b.c", "compaction", "boom"), ("a.b.c", "orphan_cleanup", "x")], 3)
     assert text.startswith("lakehouse_maintain: 2 operation(s) failed on 1 of 3 table(s):\n")

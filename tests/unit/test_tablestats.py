@@ -20,7 +20,13 @@ from dbt.adapters.lakehouse.tablestats import (
     table_stats,
 )
 
-SUMMARY = {"total-records": "1200", "total-data-files": "7", "total-files-size": "48213"}
+SUMMARY = {
+    "total-records": "1200",
+    "total-position-deletes": "0",
+    "total-equality-deletes": "0",
+    "total-data-files": "7",
+    "total-files-size": "48213",
+}
 # 2026-11-23 10:15:30.123 UTC
 MILLIS = 1795428930123
 
@@ -50,6 +56,7 @@ def test_stats_from_the_current_snapshot_and_table_metadata():
     assert stats.partition_spec == ("days(ts)", "bucket(4, id)", "region")
     assert stat_values(stats) == {
         "row_count": 1200,
+        "row_count_at_most": None,
         "data_files": 7,
         "bytes": 48213,
         "snapshot_id": "8412345678901234567",
@@ -79,13 +86,52 @@ def test_identity_is_written_as_the_column():
 
 
 def test_a_total_missing_from_the_summary_is_left_out_not_guessed():
-    stats = _stats(summary={"total-records": "5", "total-files-size": "garbage"})
+    summary = {**SUMMARY, "total-records": "5", "total-files-size": "garbage"}
+    del summary["total-data-files"]
+    stats = _stats(summary=summary)
     assert (stats.row_count, stats.data_files, stats.total_bytes) == (5, None, None)
     columns = catalog_columns(stats)
     assert columns["stats:data_files:include"] is False
     assert columns["stats:row_count:include"] is True
     assert "data_files" not in stats_items(stats)
     assert "bytes" not in stats_items(stats)
+
+
+def test_position_deletes_are_subtracted_one_row_each():
+    stats = _stats(summary={**SUMMARY, "total-records": "1200", "total-position-deletes": "35"})
+    assert (stats.row_count, stats.row_count_at_most) == (1165, None)
+    assert stat_values(stats)["row_count"] == 1165
+    assert "row_count_at_most" not in stats_items(stats)
+    assert catalog_columns(stats)["stats:row_count_at_most:include"] is False
+
+
+def test_equality_deletes_make_the_count_an_upper_bound_the_docs_label():
+    stats = _stats(
+        summary={
+            **SUMMARY,
+            "total-position-deletes": "35",
+            "total-equality-deletes": "4",
+        }
+    )
+    assert (stats.row_count, stats.row_count_at_most) == (None, 1165)
+    items = stats_items(stats)
+    assert "row_count" not in items
+    assert items["row_count_at_most"].value == 1165
+    assert items["row_count_at_most"].label == "Row count (at most)"
+    assert "equality deletes" in items["row_count_at_most"].description
+    columns = catalog_columns(stats)
+    assert columns["stats:row_count:include"] is False
+    assert columns["stats:row_count_at_most:value"] == 1165
+
+
+def test_missing_delete_totals_bound_the_count_rather_than_guess_none():
+    only_records = {"total-records": "5", "total-data-files": "1"}
+    assert _stats(summary=only_records).row_count is None
+    assert _stats(summary=only_records).row_count_at_most == 5
+    positions_only = {"total-records": "5", "total-position-deletes": "2"}
+    assert (_stats(summary=positions_only).row_count_at_most, _stats().row_count) == (3, 1200)
+    assert _stats(summary={"total-records": "0"}).row_count == 0
+    assert _stats(summary={}).row_count is None
 
 
 def test_catalog_columns_have_all_four_parts_of_every_stat():
@@ -110,6 +156,9 @@ def test_stats_items_match_the_catalog_columns():
     assert items["has_stats"].value is True
     assert items["has_stats"].include is False
     for stat in STATS:
+        if stat.id == "row_count_at_most":  # only with equality deletes
+            assert stat.id not in items
+            continue
         item = items[stat.id]
         assert item.label == catalog_columns(stats)[f"stats:{stat.id}:label"]
         assert item.value == catalog_columns(stats)[f"stats:{stat.id}:value"]

@@ -277,22 +277,28 @@ class LakehouseAdapter(SparkAdapter):
                 f"lakehouse_maintain: dry_run must be true or false, got {dry_run!r}. Nothing "
                 "was changed."
             )
-        targets = [
-            self._maintenance_target(t["relation"], t.get("config"), t.get("write_order_by"))
-            for t in tables
-        ]
-        with self._engine("lakehouse_maintain") as spark:
-            _, failed = maintenance.maintain(
-                self._metadata_rows,
-                maintenance.hadoop_file_sizes(spark),
-                targets,
-                names,
-                dry_run=dry_run,
-                report=logger.info,
-                delta=self._delta_log(spark),
-            )
+        targets, failed = maintenance.select_targets(
+            tables,
+            lambda t: str(TableName.of(t["relation"])),
+            lambda t: self._maintenance_target(
+                t["relation"], t.get("config"), t.get("write_order_by")
+            ),
+            logger.info,
+        )
+        if targets:
+            with self._engine("lakehouse_maintain") as spark:
+                _, operations_failed = maintenance.maintain(
+                    self._metadata_rows,
+                    maintenance.hadoop_file_sizes(spark),
+                    targets,
+                    names,
+                    dry_run=dry_run,
+                    report=logger.info,
+                    delta=self._delta_log(spark),
+                )
+            failed += operations_failed
         if failed:
-            raise maintenance.MaintenanceError(maintenance.failure_summary(failed, len(targets)))
+            raise maintenance.MaintenanceError(maintenance.failure_summary(failed, len(tables)))
         return ""
 
     @staticmethod

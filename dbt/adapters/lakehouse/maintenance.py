@@ -85,6 +85,19 @@ _DAY_MS = 86_400_000
 class MaintenanceConfigError(CompilationError):
     """A `maintenance` config or `lakehouse_maintain` argument the adapter does not accept."""
 
+    # Each problem on its own, so lakehouse_maintain can put them on the table's one line.
+    problems: tuple[str, ...] = ()
+
+
+def _config_error(owner: str, problems: Sequence[str]) -> MaintenanceConfigError:
+    error = MaintenanceConfigError(
+        f"Invalid maintenance config for {owner}:\n  - "
+        + "\n  - ".join(problems)
+        + "\nNothing was written."
+    )
+    error.problems = tuple(problems)
+    return error
+
 
 class MaintenanceError(DbtRuntimeError):
     """A maintenance operation refused or failed on a table."""
@@ -198,10 +211,12 @@ def parse_config(config: Any, owner: str) -> MaintenancePlan:
         return MaintenancePlan((), {op: dict(DEFAULTS[op]) for op in ORDER})
     problems: list[str] = []
     if not isinstance(config, Mapping):
-        raise MaintenanceConfigError(
-            f"Invalid maintenance config for {owner}: expected a mapping such as "
-            "{after_run: [compaction, snapshot_expiry], compaction: {target_file_size_mb: 128}}, "
-            f"got {config!r}. Nothing was written."
+        raise _config_error(
+            owner,
+            [
+                "expected a mapping such as {after_run: [compaction, snapshot_expiry], "
+                f"compaction: {{target_file_size_mb: 128}}}}, got {config!r}"
+            ],
         )
     unknown = [k for k in config if k not in CONFIG_KEYS]
     if unknown:
@@ -211,11 +226,7 @@ def parse_config(config: Any, owner: str) -> MaintenancePlan:
     after_run = _check_operations(config.get("after_run"), "after_run", problems)
     options = {op: _check_options(op, config.get(op), problems) for op in ORDER}
     if problems:
-        raise MaintenanceConfigError(
-            f"Invalid maintenance config for {owner}:\n  - "
-            + "\n  - ".join(problems)
-            + "\nNothing was written."
-        )
+        raise _config_error(owner, problems)
     return MaintenancePlan(expand(after_run), options)
 
 
@@ -771,6 +782,9 @@ class Effect:
     snapshots_after: int | None = None
     orphan_files: int | None = None
     orphan_bytes: int | None = None
+    # A dry run's orphans, path and size (None: unreadable), for a person to check before
+    # deleting: a file a foreign writer still needs shows up here first.
+    orphan_paths: list[tuple[str, int | None]] = field(default_factory=list)
     scope: str | None = None  # compaction with `scope: run`: which files it looked at
     notes: list[str] = field(default_factory=list)
 
@@ -784,6 +798,11 @@ def human_bytes(count: int | None) -> str:
             return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"  # pragma: no cover
+
+
+# How many orphan paths a dry run prints; the rest are counted. A table with thousands of
+# orphans (a failed job's output) would otherwise bury every other line of the run.
+LISTED_ORPHANS = 20
 
 
 def _average(total: int | None, files: int | None) -> str:
@@ -817,7 +836,16 @@ def format_effect(effect: Effect) -> str:
         )
     parts.extend(effect.notes)
     parts.append(f"{effect.seconds:.2f} s")
-    return f"{head}{' (dry run)' if effect.dry_run else ''}: " + "; ".join(parts)
+    line = f"{head}{' (dry run)' if effect.dry_run else ''}: " + "; ".join(parts)
+    listed = effect.orphan_paths[:LISTED_ORPHANS]
+    more = (effect.orphan_files or 0) - len(listed)
+    return "\n".join(
+        [
+            line,
+            *(f"    {path} ({human_bytes(size)})" for path, size in listed),
+            *([f"    ... and {more} more"] if listed and more > 0 else []),
+        ]
+    )
 
 
 def failure_summary(failed: Sequence[tuple[str, str, str]], total: int) -> str:
@@ -1057,10 +1085,16 @@ def _compaction(
     if effect.dry_run:
         effect.notes.append(f"{small} small file(s) would be rewritten")
         return
+    merge_on_read = is_merge_on_read(properties)
+    # Position deletes whose data files the rewrite replaced apply to nothing any more, but
+    # stay in the snapshot (and in its total-position-deletes, so the docs' row count would
+    # fall short) unless removed here: rewrite_position_delete_files below leaves a partition
+    # with fewer delete files than its own min-input-files untouched (bench/maintenance.py).
+    dangling = ", 'remove-dangling-deletes', 'true'" if merge_on_read else ""
     args = [
         f"table => '{target.in_catalog}'",
         f"options => map('target-file-size-bytes', '{target_bytes}', "
-        f"'min-input-files', '{min_input}')",
+        f"'min-input-files', '{min_input}'{dangling})",
     ]
     if order is not None:
         args.append("strategy => 'sort'")
@@ -1069,7 +1103,10 @@ def _compaction(
         args.append(f"where => {string_literal(scope.where)}")
     row = query(f"CALL {target.procedures}.rewrite_data_files({', '.join(args)})")[0]
     effect.notes.append(f"{int(row[0])} rewritten into {int(row[1])}")
-    if is_merge_on_read(properties):
+    if merge_on_read:
+        # Iceberg 1.10's fifth column: removed_delete_files_count.
+        if len(row) > 4 and row[4]:
+            effect.notes.append(f"{int(row[4])} dangling delete file(s) removed")
         where = "" if scope.where is None else f", where => {string_literal(scope.where)}"
         deletes = query(
             f"CALL {target.procedures}.rewrite_position_delete_files(table => "
@@ -1117,11 +1154,13 @@ def _expiry(
     if effect.dry_run:
         effect.snapshots_after = len(snapshots) - len(plan.expired)
         return
-    query(
+    result = query(
         f"CALL {target.procedures}.expire_snapshots(table => '{target.in_catalog}', "
         f"older_than => {timestamp_literal(plan.effective_cutoff_ms)}, "
         f"retain_last => {plan.retain_last})"
     )
+    if result:
+        effect.notes.append(expiry_deletions(result[0]))
     after = read_snapshots(query, table)
     effect.snapshots_after = len(after)
     lost = {r.name for r in refs} - {r.name for r in read_refs(query, table)}
@@ -1130,6 +1169,16 @@ def _expiry(
             f"snapshot_expiry on {target} removed ref(s) {', '.join(sorted(lost))}, which the "
             "plan kept. Their snapshots may be gone; check `<table>.refs`."
         )
+
+
+def expiry_deletions(row: Sequence[Any]) -> str:
+    """expire_snapshots' result row (Iceberg 1.10: deleted data, position delete, equality
+    delete, manifest, manifest list and statistics file counts) as the line's part."""
+    counts = [int(v or 0) for v in row] + [0] * (6 - len(row))
+    return (
+        f"deleted {counts[0]} data file(s), {counts[1] + counts[2]} delete file(s), "
+        f"{counts[3]} manifest(s), {counts[4]} manifest list(s)"
+    )
 
 
 def _orphans(
@@ -1154,6 +1203,8 @@ def _orphans(
     sizes = file_sizes(listed) if listed else {}
     if dry_run or not listed:
         effect.orphan_files, effect.orphan_bytes = len(listed), sum(sizes.values())
+        if dry_run:
+            effect.orphan_paths = [(path, sizes.get(path)) for path in sorted(listed)]
         return
     removed = [str(r[0]) for r in query(base + ")")]
     effect.orphan_files = len(removed)
@@ -1199,6 +1250,34 @@ def commits_to_main(effect: Effect) -> bool:
     return effect.operation in (COMPACTION, METADATA_CLEANUP) and not (
         effect.dry_run or effect.skipped
     )
+
+
+CONFIG_FAILURE = "maintenance config"
+
+
+def select_targets(
+    tables: Sequence[Any],
+    name: Callable[[Any], str],
+    make: Callable[[Any], Target],
+    report: Callable[[str], None],
+) -> tuple[list[Target], list[tuple[str, str, str]]]:
+    """`lakehouse_maintain`'s tables as targets. A table whose `maintenance` config is invalid
+    is a failure of that table alone (none of its operations run, the run ends non-zero), so
+    one model's typo does not keep every other table from its maintenance."""
+    targets: list[Target] = []
+    failed: list[tuple[str, str, str]] = []
+    for table in tables:
+        try:
+            targets.append(make(table))
+        except MaintenanceConfigError as exc:
+            problems = exc.problems or tuple(str(exc.msg).strip().splitlines()[:1])
+            reason = (
+                "invalid maintenance config: " + "; ".join(problems) + "; none of its "
+                "operations ran"
+            )
+            failed.append((name(table), CONFIG_FAILURE, reason))
+            report(f"{name(table)} {CONFIG_FAILURE}: FAILED: {reason}")
+    return targets, failed
 
 
 def maintain(

@@ -2,7 +2,8 @@
 
 Everything is read from the table's current metadata, loaded once through the catalog: the
 current snapshot (its id, commit time, and the summary's totals: total-records,
-total-data-files, total-files-size), the format version, the partition spec and the sort
+total-position-deletes, total-equality-deletes, total-data-files, total-files-size), the
+format version, the partition spec and the sort
 order. No manifest or data file is opened, so a table of a billion rows costs what an empty one
 does. The alternatives cost more: DESCRIBE TABLE EXTENDED (which the catalog runs anyway) shows
 neither the totals nor the commit time, and a `<t>.snapshots` query is a Spark job per table
@@ -40,7 +41,8 @@ class TableStats:
     snapshot_id: int | None
     committed_at: dt.datetime | None  # UTC
     # None when the summary lacks the total: Iceberg stops keeping a total once a commit by
-    # some other writer left it out. Never guessed by scanning.
+    # some other writer left it out. Never guessed by scanning. Also None when equality
+    # deletes make it unknowable from metadata; `row_count_at_most` then bounds it.
     row_count: int | None
     data_files: int | None
     total_bytes: int | None
@@ -48,6 +50,8 @@ class TableStats:
     # Spark's spelling, as `partition_by` takes it: ('days(ts)', 'bucket(16, id)').
     partition_spec: tuple[str, ...]
     sort_order: str  # '' when unsorted, else e.g. 'id DESC NULLS LAST'
+    # Set only when equality deletes exist: live rows are at most this many.
+    row_count_at_most: int | None = None
 
 
 def committed_at(timestamp_millis: int) -> dt.datetime:
@@ -60,6 +64,32 @@ def _total(summary: Mapping[str, str | None], key: str) -> int | None:
         return None if value is None else int(value)
     except ValueError:
         return None
+
+
+def live_rows(summary: Mapping[str, str | None]) -> tuple[int | None, int | None]:
+    """(rows, None) when the summary says how many rows are live; (None, at most) when
+    equality deletes (or delete totals the summary lacks) leave that to a scan; (None, None)
+    when total-records is missing.
+
+    total-records counts the rows of the live data files, deleted or not. A position delete
+    names one row of one data file, so each removes exactly one row: subtract them. An
+    equality delete removes every row (of older data files in its partition) whose key
+    matches, anything from none to many, so the count is only bounded above then.
+    One case still overstates the deletes: position deletes left dangling by a rewrite that
+    did not drop them (another engine's compaction without rewrite_position_delete_files)."""
+    records = _total(summary, "total-records")
+    positions = _total(summary, "total-position-deletes")
+    equalities = _total(summary, "total-equality-deletes")
+    if records is None:
+        return None, None
+    # Iceberg writes the delete totals (0 when there are none) unless a commit by some other
+    # writer left them out: a missing one means unknown, never none.
+    rows = max(records - (positions or 0), 0)
+    if equalities is None or positions is None:
+        return (0, None) if records == 0 else (None, rows)
+    if equalities:
+        return None, rows
+    return rows, None
 
 
 def partition_field(transform: str) -> str:
@@ -81,10 +111,12 @@ def table_stats(
     spec = tuple(partition_field(str(t)) for t in transforms)
     if snapshot_id is None:
         return TableStats(None, None, 0, 0, 0, int(format_version), spec, sort_order.strip())
+    rows, at_most = live_rows(summary)
     return TableStats(
         snapshot_id=int(snapshot_id),
         committed_at=None if timestamp_millis is None else committed_at(timestamp_millis),
-        row_count=_total(summary, "total-records"),
+        row_count=rows,
+        row_count_at_most=at_most,
         data_files=_total(summary, "total-data-files"),
         total_bytes=_total(summary, "total-files-size"),
         format_version=int(format_version),
@@ -111,7 +143,18 @@ STATS: tuple[Stat, ...] = (
     Stat(
         "row_count",
         "Row count",
-        "Rows in the current snapshot, from its summary (total-records); no data is scanned.",
+        "Rows in the current snapshot, from its summary (total-records less "
+        "total-position-deletes); no data is scanned. A position delete left dangling by a "
+        "compaction that did not remove it still counts, so the count can then fall short.",
+        numeric=True,
+    ),
+    Stat(
+        "row_count_at_most",
+        "Row count (at most)",
+        "The exact row count is not in the metadata: the table has equality deletes, which "
+        "remove an unknown number of rows until a compaction applies them (or its snapshot "
+        "summary lacks the delete totals). At most this many rows (total-records less "
+        "total-position-deletes); the exact count needs a scan.",
         numeric=True,
     ),
     Stat(
@@ -148,6 +191,7 @@ def stat_values(stats: TableStats) -> dict[str, int | str | None]:
     no_snapshot = stats.snapshot_id is None
     return {
         "row_count": stats.row_count,
+        "row_count_at_most": stats.row_count_at_most,
         "data_files": stats.data_files,
         "bytes": stats.total_bytes,
         # Text: an id above 2**53 would lose digits as a JSON number.
@@ -277,7 +321,13 @@ def read_table_stats(spark: Any, table: str) -> TableStats:
         java_summary = snapshot.summary()
         summary = {
             key: java_summary.get(key)
-            for key in ("total-records", "total-data-files", "total-files-size")
+            for key in (
+                "total-records",
+                "total-position-deletes",
+                "total-equality-deletes",
+                "total-data-files",
+                "total-files-size",
+            )
         }
     return table_stats(
         snapshot_id,

@@ -31,6 +31,19 @@ select id, cast(ts as timestamp) as ts from values
 as t(id, ts)
 """
 EVENTS_VIEW_SQL = "select id from {{ ref('events') }}"
+# Merge-on-read: the second run changes one row, which leaves the old row in its data file
+# (still in total-records) and a position delete for it.
+MOR_SQL = """
+{{ config(
+    materialized='incremental', incremental_strategy='merge', unique_key='id',
+    table_properties={'write.merge.mode': 'merge-on-read'},
+) }}
+{% if is_incremental() %}
+select 2 as id, 'changed' as v
+{% else %}
+select id, 'first' as v from values (1), (2), (3) as t(id)
+{% endif %}
+"""
 SOURCES_YML = """
 sources:
   - name: raw
@@ -52,6 +65,7 @@ class TestDocsCatalogStats:
         return {
             "events.sql": EVENTS_SQL,
             "events_view.sql": EVENTS_VIEW_SQL,
+            "mor.sql": MOR_SQL,
             "sources.yml": SOURCES_YML,
         }
 
@@ -93,6 +107,19 @@ class TestDocsCatalogStats:
         for stat in ("row_count", "bytes", "snapshot_id", "last_modified", "partition_spec"):
             assert stats[stat]["include"] is True
             assert stats[stat]["label"] and stats[stat]["description"]
+
+        # A position delete removes one row: the count is total-records less the deletes.
+        mor = nodes["model.test.mor"]["stats"]
+        records, positions = project.run_sql(
+            "select summary['total-records'], summary['total-position-deletes'] from "
+            f"{table(project, 'mor')}.snapshots where snapshot_id = "
+            f"{current_snapshot(project, 'mor')}",
+            fetch="one",
+        )
+        assert (int(records), int(positions)) == (4, 1)
+        mor_count = project.run_sql(f"select count(*) from {table(project, 'mor')}", "one")[0]
+        assert mor["row_count"]["value"] == mor_count == 3
+        assert "row_count_at_most" not in mor
 
         view = nodes["model.test.events_view"]
         assert view["metadata"]["type"] == "view"

@@ -1,11 +1,13 @@
 """Iceberg table maintenance: a model's `maintenance.after_run` and `lakehouse_maintain`, with
 effects read from the table's Iceberg metadata tables.
 
-One project, one table story, steps in order: many small files (one dbt build plus INSERTs, so
-the test stays fast), compacted by the model's after_run with contents unchanged; snapshot
-expiry keeping exactly what retention says, a tag, and an open audit branch that can still be
-published afterwards; orphan cleanup (dry run first); a bad config refused before any write;
-`full_maintenance` over several tables where one fails and the others still run.
+One project, one table story, steps in order: many small files (a build and 20 small
+merge-on-read merges, each a `dbt run` of the incremental model with the next batch), compacted
+by the last run's after_run with contents unchanged; snapshot expiry keeping exactly what
+retention says, a tag, and an open audit branch that can still be published afterwards; orphan
+cleanup (dry run first, listing the orphan); a bad config refused before any write;
+`full_maintenance` over several tables where one operation and one table's config fail and the
+others still run.
 """
 
 from __future__ import annotations
@@ -24,23 +26,33 @@ from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table
 
-ROWS = 20  # ids 0..19 from the model; one INSERT per further small file
-INSERTS = 19
+ROWS = 20  # ids 0..19 from the model's build
+MERGES = 20  # each: two of the build's rows changed, one row added
 
-EVENTS_SQL = (
-    """
+
+def batch_ids(batch: int) -> tuple[int, int, int]:
+    """The ids merge `batch` (1..MERGES) writes: two existing ones, changed, and a new one."""
+    return (batch - 1) % ROWS, (batch + 9) % ROWS, ROWS - 1 + batch
+
+
+EVENTS_SQL = """
 {{ config(
     materialized='incremental', unique_key='id', incremental_strategy='merge',
+    table_properties={'write.merge.mode': 'merge-on-read'},
     maintenance={
       'after_run': var('after', []),
       'snapshot_expiry': {'retain_days': 0, 'retain_last': 1},
     },
 ) }}
-select id, concat('v', cast(id as string)) as v from range("""
-    + str(ROWS)
-    + """) as r(id)
-"""
-)
+{% set batch = var('batch', 0) %}
+{% if is_incremental() and batch > 0 %}
+select cast(id as bigint) as id, concat('b{{ batch }}-', cast(id as string)) as v
+from values ({{ (batch - 1) % ROWS }}), ({{ (batch + 9) % ROWS }}), ({{ ROWS - 1 + batch }})
+  as t(id)
+{% else %}
+select id, concat('v', cast(id as string)) as v from range({{ ROWS }}) as r(id)
+{% endif %}
+""".replace("ROWS", str(ROWS))
 # A sort compaction without the write_order_by it sorts by: lakehouse_maintain fails on it.
 UNSORTED_SQL = """
 {{ config(materialized='table', tags=['nightly'],
@@ -48,6 +60,12 @@ UNSORTED_SQL = """
 select 1 as id
 """
 SMALL_SQL = "{{ config(materialized='table', tags=['nightly']) }}\nselect 1 as id"
+# Built with no maintenance config; lakehouse_maintain then runs with a var giving it an
+# invalid one, which fails this table alone.
+TYPO_SQL = """
+{{ config(materialized='table', tags=['nightly'], maintenance=var('typo_maintenance', none)) }}
+select 1 as id
+"""
 BAD_SQL = """
 {{ config(materialized='table', maintenance={'after_run': ['compact'],
                                              'snapshot_expiry': {'retain_last': 0}}) }}
@@ -63,9 +81,10 @@ def messages(out: str) -> str:
     )
 
 
-def maintain(args: dict[str, Any], expect_pass: bool = True) -> str:
+def maintain(args: dict[str, Any], expect_pass: bool = True, dbt_vars: str = "") -> str:
     _, out = run_dbt_and_capture(
-        ["run-operation", "lakehouse_maintain", "--args", json.dumps(args)],
+        ["run-operation", "lakehouse_maintain", "--args", json.dumps(args)]
+        + (["--vars", dbt_vars] if dbt_vars else []),
         expect_pass=expect_pass,
     )
     return messages(out)
@@ -86,6 +105,32 @@ def checksum(project, name: str, version: str = "") -> tuple:
 
 def data_files(project, name: str) -> int:
     return one(project, f"select count(*) from {table(project, name)}.files where content = 0")[0]
+
+
+def delete_files(project, name: str) -> int:
+    return one(project, f"select count(*) from {table(project, name)}.files where content > 0")[0]
+
+
+def summary_total(project, name: str, snapshot: int, key: str) -> int:
+    found = one(
+        project,
+        f"select summary['{key}'] from {table(project, name)}.snapshots "
+        f"where snapshot_id = {snapshot}",
+    )
+    return int(found[0])
+
+
+def reachable(project, name: str) -> tuple[int, ...]:
+    """Files any snapshot still references: data files, delete files, manifests, manifest
+    lists (what expire_snapshots may delete)."""
+    t = table(project, name)
+    return one(
+        project,
+        f"select (select count(distinct file_path) from {t}.all_data_files), "
+        f"(select count(distinct file_path) from {t}.all_delete_files), "
+        f"(select count(distinct path) from {t}.all_manifests), "
+        f"(select count(distinct manifest_list) from {t}.snapshots)",
+    )
 
 
 def snapshot_ids(project, name: str) -> set[int]:
@@ -116,6 +161,7 @@ class TestMaintenance:
             "unsorted.sql": UNSORTED_SQL,
             "small.sql": SMALL_SQL,
             "bad.sql": BAD_SQL,
+            "typo.sql": TYPO_SQL,
         }
 
     @pytest.fixture(scope="class")
@@ -123,22 +169,52 @@ class TestMaintenance:
         return audited_profiles(dbt_profile_target, unique_schema)
 
     def test_1_after_run_compaction_keeps_contents(self, project):
-        run_dbt(["run", "-s", "events", "unsorted", "small"])
-        events = table(project, "events")
-        for i in range(INSERTS):
-            project.run_sql(f"insert into {events} values ({ROWS + i}, 'extra{i}')")
-        before = checksum(project, "events")
-        assert before[0] == ROWS + INSERTS
-        assert data_files(project, "events") >= INSERTS + 1
-
-        # The merge rewrites the model's 20 rows with the same values, then compaction runs.
-        _, out = run_dbt_and_capture(["run", "-s", "events", "--vars", "{after: [compaction]}"])
+        run_dbt(["run", "-s", "events", "unsorted", "small", "typo"])
+        expected = {i: f"v{i}" for i in range(ROWS)}
+        out = ""
+        for batch in range(1, MERGES + 1):
+            # The last merge's after_run compacts what the 20 merges left.
+            after = "[compaction]" if batch == MERGES else "[]"
+            _, out = run_dbt_and_capture(
+                ["run", "-s", "events", "--vars", f"{{batch: {batch}, after: {after}}}"]
+            )
+            expected.update({i: f"b{batch}-{i}" for i in batch_ids(batch)})
         out = messages(out)
+        # main: the last merge's snapshot, then the compaction's `replace` snapshots (data
+        # files, then position delete files).
+        history = [
+            snapshot_summary(project, "events", str(s)) for s in main_line(project, "events")
+        ]
+        operations = [s[2] for s in history]
+        assert operations[:3] == ["replace", "replace", "overwrite"], operations
+        merged = history[2][0]
+        before = checksum(project, "events", f" version as of {merged}")
+        assert before[0] == ROWS + MERGES
+        # Merge-on-read: each merge added at least one data file (its rows) and deleted the
+        # two rows it changed by position, all in small files.
+        files_before = summary_total(project, "events", merged, "total-data-files")
+        deletes_before = summary_total(project, "events", merged, "total-delete-files")
+        assert files_before >= 1 + MERGES and deletes_before >= 1, (files_before, deletes_before)
+        assert summary_total(project, "events", merged, "total-position-deletes") == 2 * MERGES
+
+        # Unpartitioned and far below the target size: one data file, no delete file left.
         assert data_files(project, "events") == 1
+        assert delete_files(project, "events") == 0
         assert checksum(project, "events") == before
+        rows = project.run_sql(f"select id, v from {table(project, 'events')}", fetch="all")
+        assert {int(r[0]): str(r[1]) for r in rows} == expected
         line = next(x for x in out.splitlines() if " compaction: " in x)
-        assert re.search(r"data files \d+ → 1 \(avg [\d.]+ \w+ → [\d.]+ \w+\)", line), line
-        assert "rewritten into 1" in line and line.endswith(" s"), line
+        assert re.search(rf"data files {files_before} → 1 \(avg [\d.]+ \w+ → [\d.]+ \w+\)", line), (
+            line
+        )
+        assert f"{files_before} rewritten into 1" in line and line.endswith(" s"), line
+        # Iceberg itself drops a delete file scoped to one rewritten data file; the rewrite
+        # removes the dangling rest, and rewrite_position_delete_files writes none back.
+        dangling = re.search(r"; (\d+) dangling delete file\(s\) removed;", line)
+        rewritten = re.search(r"; position delete files (\d+) rewritten into 0;", line)
+        assert rewritten, line
+        removed = int(dangling[1] if dangling else 0) + int(rewritten[1])
+        assert 0 < removed <= deletes_before, (line, deletes_before)
 
     def test_2_snapshot_expiry_keeps_refs_and_the_audit_branch(self, project):
         events = table(project, "events")
@@ -153,6 +229,7 @@ class TestMaintenance:
             project.run_sql(f"insert into {events}.branch_{AUDIT_BRANCH} values ({100 + i}, 'b')")
         branch_head = refs(project, "events")[AUDIT_BRANCH]
         before = snapshot_ids(project, "events")
+        files_before = reachable(project, "events")
         time.sleep(0.05)
 
         out = maintain({"select": ["events"], "operations": ["snapshot_expiry"]})
@@ -165,6 +242,14 @@ class TestMaintenance:
         line = next(x for x in out.splitlines() if " snapshot_expiry: " in x)
         assert f"expired {len(before) - 4} snapshot(s), {len(before)} → 4" in line, line
         assert f"keep the own snapshots of branch(es) {AUDIT_BRANCH} (2)" in line, line
+        # What Iceberg reports deleting is what no kept snapshot references any more: the
+        # merges' data and delete files, their manifests and the expired manifest lists.
+        gone = [b - a for b, a in zip(files_before, reachable(project, "events"), strict=True)]
+        assert gone[0] >= MERGES and gone[1] >= MERGES and gone[3] == len(before) - 4, gone
+        assert (
+            f"deleted {gone[0]} data file(s), {gone[1]} delete file(s), {gone[2]} manifest(s), "
+            f"{gone[3]} manifest list(s)" in line
+        ), (line, gone)
         assert refs(project, "events") == {
             "main": main_head,
             "kept": oldest,
@@ -182,7 +267,7 @@ class TestMaintenance:
             f"'`{project.test_schema}`.`events`', 'main', '{AUDIT_BRANCH}')"
         )
         project.run_sql(f"alter table {events} drop branch {AUDIT_BRANCH}")
-        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+        assert checksum(project, "events")[0] == ROWS + MERGES + 2
 
     def test_3_orphan_cleanup(self, project, request):
         data_file = str(
@@ -214,6 +299,15 @@ class TestMaintenance:
         out = maintain({"select": ["events"], "operations": ["orphan_cleanup"], "dry_run": True})
         expected = 1 if local else 0
         assert f"orphan_cleanup (dry run): would remove {expected} orphan file(s)" in out, out
+        # The dry run lists what it would remove (Iceberg may spell a local path file:/ or
+        # file:///), and nothing younger than the cutoff.
+        listed = [x.strip() for x in out.splitlines() if x.startswith("    ")]
+        if local:
+            assert len(listed) == 1, out
+            assert listed[0].endswith(f"{old.removeprefix('file:').lstrip('/')} (1000 B)"), out
+        else:
+            assert listed == [], out
+        assert "orphan-fresh" not in out, out
         assert exists(fresh) and (not local or exists(old))
 
         out = maintain({"select": ["events"], "operations": ["orphan_cleanup"]})
@@ -222,7 +316,7 @@ class TestMaintenance:
         assert exists(fresh)
         if local:
             assert not exists(old)
-        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+        assert checksum(project, "events")[0] == ROWS + MERGES + 2
 
     def test_4_bad_config_is_refused_before_any_write(self, project):
         results, out = run_dbt_and_capture(["run", "-s", "bad"], expect_pass=False)
@@ -237,6 +331,7 @@ class TestMaintenance:
         out = maintain(
             {"select": ["events", "tag:nightly"], "operations": ["full_maintenance"]},
             expect_pass=False,
+            dbt_vars="{typo_maintenance: {snapshot_expiry: {retain_last: 0}}}",
         )
         for name in ("events", "small"):
             for operation in ("compaction", "snapshot_expiry", "orphan_cleanup"):
@@ -244,7 +339,14 @@ class TestMaintenance:
             assert re.search(rf"\.{name} metadata_cleanup: manifests \d+ → \d+", out), out
             assert f".{name} delta_checkpoint: skipped: no Delta log at the table root" in out
         assert "unsorted compaction: FAILED: compaction.strategy is 'sort'" in out, out
-        assert "lakehouse_maintain: 1 operation(s) failed on 1 of 3 table(s):" in out, out
+        # The invalid config fails its own table, which runs nothing; the others ran.
+        assert (
+            ".typo maintenance config: FAILED: invalid maintenance config: "
+            "snapshot_expiry.retain_last is 0" in out
+        ), out
+        assert not re.search(r"\.typo (compaction|snapshot_expiry|orphan_cleanup)", out), out
+        assert "lakehouse_maintain: 2 operation(s) failed on 2 of 4 table(s):" in out, out
+        assert re.search(r"  - \S+\.typo maintenance config: invalid maintenance config", out)
         # The failing table's other operations still ran.
         assert re.search(r"\.unsorted snapshot_expiry: ", out), out
         properties = dict(
@@ -252,7 +354,7 @@ class TestMaintenance:
         )
         assert properties["write.metadata.delete-after-commit.enabled"] == "true"
         assert properties["write.metadata.previous-versions-max"] == "100"
-        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+        assert checksum(project, "events")[0] == ROWS + MERGES + 2
 
     def test_6_audited_run_skips_after_run_and_still_publishes(self, project):
         main_before = refs(project, "events")["main"]
@@ -264,7 +366,7 @@ class TestMaintenance:
         assert "Audited run published" in out, out
         after = refs(project, "events")
         assert after["main"] != main_before and set(after) == {"main", "kept"}, after
-        assert checksum(project, "events")[0] == ROWS + INSERTS + 2
+        assert checksum(project, "events")[0] == ROWS + MERGES + 2
 
 
 # Compaction `scope: run`: one run appends rows for two days (`day` var) in three commits (the
