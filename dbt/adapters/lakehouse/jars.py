@@ -346,14 +346,28 @@ def extract_members(archive: Path, members: Iterable[str], root: Path) -> None:
                 shutil.copyfileobj(source, out, 1 << 20)
 
 
-def _maven_jar(
-    group: str, artifact: str, version: str, sha256: str, env_override: str
+def maven_jar(
+    group: str, artifact: str, version: str, sha256: str, env_override: str, classifier: str = ""
 ) -> JarSource:
-    filename = f"{artifact}-{version}.jar"
+    """One Maven Central artifact as a source, pinned by its sha256."""
+    filename = f"{artifact}-{version}{'-' + classifier if classifier else ''}.jar"
+    coordinates = f"{group}:{artifact}:{version}{':' + classifier if classifier else ''}"
     return JarSource(
-        origin=f"Maven Central {group}:{artifact}:{version}",
+        origin=f"Maven Central {coordinates}",
         jars=(PinnedJar(filename, sha256, filename, env_override),),
-        fetch=maven_central(group, artifact, version),
+        fetch=maven_central(group, artifact, version, classifier),
+    )
+
+
+def _debian_jar(
+    package: str, version: str, member: str, filename: str, sha256: str, env_override: str
+) -> JarSource:
+    """One jar inside a Debian package, cached under a name of its own: another build than
+    Maven Central's, so it never passes for the canonical file."""
+    return JarSource(
+        origin=f"Debian package {package} {version}",
+        jars=(PinnedJar(filename, sha256, member, env_override),),
+        fetch=_debian_package(package, version),
     )
 
 
@@ -376,7 +390,7 @@ ICEBERG_RUNTIME = f"iceberg-spark-runtime-{SPARK_BINARY_VERSION}_{SCALA_BINARY_V
 ICEBERG_JARS = CachedJarSet(
     need="iceberg",
     sources=(
-        _maven_jar(
+        maven_jar(
             "org.apache.iceberg",
             ICEBERG_RUNTIME,
             ICEBERG_VERSION,
@@ -405,24 +419,20 @@ ICEBERG_JARS = CachedJarSet(
 H2_JARS = CachedJarSet(
     need="h2",
     sources=(
-        _maven_jar(
+        maven_jar(
             "com.h2database",
             "h2",
             "2.1.214",
             "d623cdc0f61d218cf549a8d09f1c391ff91096116b22e2475475fce4fbe72bd0",
             "LAKEHOUSE_H2_JAR",
         ),
-        JarSource(
-            origin="Debian package libh2-java 2.1.214-1",
-            jars=(
-                PinnedJar(
-                    filename="h2-2.1.214-debian.jar",
-                    sha256="19654e17771f88dadc5444ca12db2269f2ba8747c00087e18f298dfd53017014",
-                    member="usr/share/java/h2-2.1.214.jar",
-                    env_override="LAKEHOUSE_H2_JAR",
-                ),
-            ),
-            fetch=_debian_package("libh2-java", "2.1.214-1"),
+        _debian_jar(
+            "libh2-java",
+            "2.1.214-1",
+            member="usr/share/java/h2-2.1.214.jar",
+            filename="h2-2.1.214-debian.jar",
+            sha256="19654e17771f88dadc5444ca12db2269f2ba8747c00087e18f298dfd53017014",
+            env_override="LAKEHOUSE_H2_JAR",
         ),
     ),
 )
@@ -432,24 +442,20 @@ H2_JARS = CachedJarSet(
 POSTGRESQL_JARS = CachedJarSet(
     need="postgresql",
     sources=(
-        _maven_jar(
+        maven_jar(
             "org.postgresql",
             "postgresql",
             "42.7.14",
             "73914527305a40cce504b0d3d90b23caf565136912d607ae8ae7c5895512332c",
             "LAKEHOUSE_POSTGRESQL_JAR",
         ),
-        JarSource(
-            origin="Debian package libpostgresql-jdbc-java 42.5.5-0+deb12u1",
-            jars=(
-                PinnedJar(
-                    filename="postgresql-42.5.5-debian.jar",
-                    sha256="e68b153660caa7f47505d323829e995bd84fec7a30d2160f3ca272f774569a22",
-                    member="usr/share/java/postgresql.jar",
-                    env_override="LAKEHOUSE_POSTGRESQL_JAR",
-                ),
-            ),
-            fetch=_debian_package("libpostgresql-jdbc-java", "42.5.5-0+deb12u1"),
+        _debian_jar(
+            "libpostgresql-jdbc-java",
+            "42.5.5-0+deb12u1",
+            member="usr/share/java/postgresql.jar",
+            filename="postgresql-42.5.5-debian.jar",
+            sha256="e68b153660caa7f47505d323829e995bd84fec7a30d2160f3ca272f774569a22",
+            env_override="LAKEHOUSE_POSTGRESQL_JAR",
         ),
     ),
 )
@@ -461,14 +467,14 @@ S3A_JARS = CachedJarSet(
     need="s3a",
     sources=(
         _maven_jars(
-            _maven_jar(
+            maven_jar(
                 "org.apache.hadoop",
                 "hadoop-aws",
                 HADOOP_VERSION,
                 "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a",
                 "LAKEHOUSE_HADOOP_AWS_JAR",
             ),
-            _maven_jar(
+            maven_jar(
                 "com.amazonaws",
                 "aws-java-sdk-bundle",
                 "1.12.262",
@@ -509,7 +515,7 @@ S3A_JARS = CachedJarSet(
 AWS_SDK_V2_JARS = CachedJarSet(
     need="aws-sdk-v2",
     sources=(
-        _maven_jar(
+        maven_jar(
             "org.apache.iceberg",
             "iceberg-aws-bundle",
             "1.10.1",

@@ -21,7 +21,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbt.adapters.lakehouse.jars import CachedJarSet, JarSource, PinnedJar, maven_central
+from dbt.adapters.lakehouse.jars import CachedJarSet, maven_jar
 from functional.infra.servers import (
     STARTUP_TIMEOUT_S,
     ServerError,
@@ -35,19 +35,13 @@ NESSIE_VERSION = "0.99.0"
 NESSIE_JARS = CachedJarSet(
     need="nessie",
     sources=(
-        JarSource(
-            origin=f"Maven Central org.projectnessie.nessie:nessie-quarkus:{NESSIE_VERSION}",
-            jars=(
-                PinnedJar(
-                    filename=f"nessie-quarkus-{NESSIE_VERSION}-runner.jar",
-                    sha256="ce9fa33e2878bf5ea3981876b9e6204cabc0362b3dd82326b10e47271a78c417",
-                    member=f"nessie-quarkus-{NESSIE_VERSION}-runner.jar",
-                    env_override="LAKEHOUSE_NESSIE_JAR",
-                ),
-            ),
-            fetch=maven_central(
-                "org.projectnessie.nessie", "nessie-quarkus", NESSIE_VERSION, "runner"
-            ),
+        maven_jar(
+            "org.projectnessie.nessie",
+            "nessie-quarkus",
+            NESSIE_VERSION,
+            "ce9fa33e2878bf5ea3981876b9e6204cabc0362b3dd82326b10e47271a78c417",
+            "LAKEHOUSE_NESSIE_JAR",
+            classifier="runner",
         ),
     ),
 )

@@ -29,11 +29,9 @@ from dbt.adapters.lakehouse.jars import (
     H2_JARS,
     S3A_JARS,
     CachedJarSet,
-    JarSource,
-    PinnedJar,
     cache_dir,
     iceberg_runtime_jar,
-    maven_central,
+    maven_jar,
 )
 
 SOURCE = Path(__file__).with_name("RestCatalogServer.java")
@@ -160,17 +158,13 @@ class S3Server:
 S3PROXY_JARS = CachedJarSet(
     need="s3proxy",
     sources=(
-        JarSource(
-            origin="Maven Central org.gaul:s3proxy:2.9.0",
-            jars=(
-                PinnedJar(
-                    filename="s3proxy-2.9.0-jar-with-dependencies.jar",
-                    sha256="238f813ff9d6d295273f809f383d31307d88d8f56acc40109b68a5d49186a0eb",
-                    member="s3proxy-2.9.0-jar-with-dependencies.jar",
-                    env_override="LAKEHOUSE_S3PROXY_JAR",
-                ),
-            ),
-            fetch=maven_central("org.gaul", "s3proxy", "2.9.0", "jar-with-dependencies"),
+        maven_jar(
+            "org.gaul",
+            "s3proxy",
+            "2.9.0",
+            "238f813ff9d6d295273f809f383d31307d88d8f56acc40109b68a5d49186a0eb",
+            "LAKEHOUSE_S3PROXY_JAR",
+            classifier="jar-with-dependencies",
         ),
     ),
 )
