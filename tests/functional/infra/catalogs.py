@@ -14,21 +14,20 @@ or stdin, never a command line.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
 import pwd
 import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functional.infra.servers import ServerError, free_port
+from functional.infra.servers import ServerError, free_port, parent_death_signal
 
 STARTUP_TIMEOUT_S = 60.0
 _PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
@@ -64,15 +63,6 @@ def _as_postgres_user() -> dict[str, Any]:
             "as (Debian's postgresql package creates one)."
         ) from exc
     return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
-
-
-def _die_with_parent_on_sigint() -> None:
-    """Runs in the child after it has become the postgres user (a change of user clears the
-    parent-death signal, so it is set afterwards): SIGINT, PostgreSQL's fast shutdown, when the
-    test process dies."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGINT)
 
 
 @dataclass
@@ -150,7 +140,9 @@ class PostgresServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.root,
-                preexec_fn=_die_with_parent_on_sigint,
+                # After the child has become the postgres user (a change of user clears the
+                # parent-death signal): SIGINT, PostgreSQL's fast shutdown.
+                preexec_fn=functools.partial(parent_death_signal, signal.SIGINT),
                 **as_postgres,
             )
         finally:

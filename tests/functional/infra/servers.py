@@ -57,12 +57,16 @@ def _tail(path: Path, lines: int = 20) -> str:
         return "(no log)"
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: on Linux, the kernel sends it SIGTERM when the test process
+def parent_death_signal(sig: int) -> None:
+    """Runs in the child before exec: on Linux, the kernel sends it `sig` when the test process
     that started it dies, so a test run killed before its fixtures' teardown leaves no server."""
     if sys.platform.startswith("linux"):
         pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, sig)
+
+
+def _die_with_parent() -> None:
+    parent_death_signal(signal.SIGTERM)
 
 
 def _stop_process(process: subprocess.Popen[bytes] | None) -> None:

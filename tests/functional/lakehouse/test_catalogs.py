@@ -104,6 +104,14 @@ def _s3_depot(s3: Any, catalog: dict[str, Any], prefix: str, **extra: Any) -> di
     )
 
 
+PROJECT_MODELS = {
+    "plain.sql": TABLE_SQL,
+    "merged.sql": MERGED_SQL,
+    "upper_view.sql": VIEW_SQL,
+    "schema.yml": SCHEMA_YML,
+}
+
+
 class _CatalogProject:
     """The same project on each catalog; subclasses give the depot and what their catalog
     adds (views, the catalog's own records)."""
@@ -112,12 +120,7 @@ class _CatalogProject:
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        return {
-            "plain.sql": TABLE_SQL,
-            "merged.sql": MERGED_SQL,
-            "upper_view.sql": VIEW_SQL,
-            "schema.yml": SCHEMA_YML,
-        }
+        return dict(PROJECT_MODELS)
 
     @pytest.fixture(scope="class")
     def snapshots(self) -> dict[str, str]:
@@ -305,16 +308,12 @@ class TestGlueCatalogOnMoto(_CatalogProject):
         s3_server.client().create_bucket(Bucket=EU_BUCKET)
         eu = _glue_depot(s3_server, "glue-wh", region=EU_REGION)
         eu["spec"]["s3"]["bucket"] = EU_BUCKET
-        target = {**_target(_glue_depot(s3_server, "glue-wh")), "depots": {"eu": eu}}
-        return target
+        return {**_target(_glue_depot(s3_server, "glue-wh")), "depots": {"eu": eu}}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
-            "plain.sql": TABLE_SQL,
-            "merged.sql": MERGED_SQL,
-            "upper_view.sql": VIEW_SQL,
-            "schema.yml": SCHEMA_YML,
+            **PROJECT_MODELS,
             "trouble_sources.yml": TROUBLE_SOURCES_YML,
             "reads_missing.sql": READS_MISSING_SQL,
             "reads_other_region.sql": READS_OTHER_REGION_SQL,
