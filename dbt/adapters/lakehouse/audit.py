@@ -33,9 +33,17 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse import engine
 from dbt.adapters.lakehouse.tablename import TableName
 
 logger = AdapterLogger("Lakehouse")
+
+# What reads a table's Java object (refs, properties, schema ids) and so needs the driver here.
+JAVA_TABLE_FEATURES = "Audited publishing (write_audit_publish) and dual-format tables"
+WITHOUT_CONNECT = (
+    "run audited or dual-format (table_formats: [iceberg, delta]) work with a local or "
+    "cluster spark.master, or drop write_audit_publish / table_formats for this target."
+)
 
 BRANCH_CONF = "spark.wap.branch"
 WAP_ENABLED = "write.wap.enabled"
@@ -178,7 +186,7 @@ def _head(snapshot: Any) -> Head | None:
 
 def load_table(spark: Any, table: TableName) -> Any | None:
     """The Iceberg table (Java), freshly read from its catalog; None when it does not exist."""
-    jvm = spark._jvm
+    jvm = engine.driver_jvm(spark, JAVA_TABLE_FEATURES, WITHOUT_CONNECT)
     try:
         loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             spark._jsparkSession, table.sql_name
@@ -209,8 +217,9 @@ def branch_state(spark: Any, table: TableName, branch: str) -> BranchState | Non
     if branch_head is None:
         return None
     main = _head(loaded.snapshot("main"))
+    jvm = engine.driver_jvm(spark, JAVA_TABLE_FEATURES, WITHOUT_CONNECT)
     ancestor = main is None or bool(
-        spark._jvm.org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
+        jvm.org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
             loaded, branch_head.snapshot_id, main.snapshot_id
         )
     )

@@ -19,7 +19,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.sql import SQLConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lakehouse import audit
+from dbt.adapters.lakehouse import audit, engine
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.exceptions import (
@@ -30,7 +30,7 @@ from dbt.adapters.lakehouse.exceptions import (
     failed_check_message,
 )
 from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
-from dbt.adapters.lakehouse.secrets import scrub
+from dbt.adapters.lakehouse.secrets import safe_url, scrub
 from dbt.adapters.lakehouse.session import ENGINE, catalog_contexts
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class LakehouseHandle:
         )
 
     def cancel(self) -> None:
-        self.spark.sparkContext.cancelJobGroup(self.job_group)
+        engine.cancel(self.spark, self.job_group)
 
     def close(self) -> None:
         """The session is shared and outlives connections: nothing to release."""
@@ -153,6 +153,10 @@ class LakehouseConnectionManager(SQLConnectionManager):
         resolved = resolve_profile(creds)
         spark = ENGINE.get(resolved.spec)
         run = audit.current_run()
+        if run is not None:
+            # Before any statement: an audited run reads and writes branches through the
+            # table's Java object, which a Connect client has not got.
+            engine.driver_jvm(spark, audit.JAVA_TABLE_FEATURES, audit.WITHOUT_CONNECT)
         audit.point_session(spark, run.branch if run is not None else None)
         connection.handle = LakehouseHandle(
             spark, connection.name or "conn", creds.commit_retries, resolved.read_only
@@ -174,6 +178,14 @@ class LakehouseConnectionManager(SQLConnectionManager):
             error_type = engine_error_type(text)
             if error_type is DataCheckError:  # the check's own message says it all
                 raise DataCheckError(failed_check_message(text) or text) from exc
+            if type(exc).__name__ == "SparkConnectGrpcException" and "UNAVAILABLE" in text:
+                master = self.profile.credentials.spark.master  # type: ignore[attr-defined]
+                raise DbtRuntimeError(
+                    f"Lost the connection to the Spark Connect server {safe_url(master)} "
+                    f"({text.splitlines()[0]}). It may have stopped or restarted; its own log "
+                    "says why. The statement running then may or may not have committed: check "
+                    "the table's snapshots before running it again."
+                ) from exc
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
                     f"Lost the connection to the Spark JVM ({text}). It may have run out of "

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse import engine
 from dbt.adapters.lakehouse.exceptions import (
     CommitConflictError,
     ReadOnlyDepotError,
@@ -161,9 +162,7 @@ class LakehouseCursor:
         attempt = 0
         while True:
             try:
-                self._spark.sparkContext.setJobGroup(
-                    self._job_group, "dbt-lakehouse", interruptOnCancel=True
-                )
+                engine.tag_thread(self._spark, self._job_group)
                 return self._sql(statement, args)
             except Exception as exc:
                 text = engine_error_text(exc)
@@ -222,7 +221,7 @@ class LakehouseCursor:
         return batch[0] if batch else None
 
     def cancel(self) -> None:
-        self._spark.sparkContext.cancelJobGroup(self._job_group)
+        engine.cancel(self._spark, self._job_group)
 
     def close(self) -> None:
         self._df = None

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.lakehouse import deltalog
+from dbt.adapters.lakehouse import audit, deltalog, engine
 from dbt.adapters.lakehouse.depot.model import Depot, S3Storage
 from dbt.adapters.lakehouse.secrets import MASK
 from dbt.adapters.lakehouse.tablename import TableName, quote
@@ -108,7 +108,8 @@ def _snapshot_schema(loaded: Any, snapshot_id: int | None) -> dict[int, str] | N
 
 
 def _spark_fields(spark: Any, loaded: Any) -> list[dict[str, Any]]:
-    struct = spark._jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(loaded.schema())
+    jvm = engine.driver_jvm(spark, audit.JAVA_TABLE_FEATURES, audit.WITHOUT_CONNECT)
+    struct = jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(loaded.schema())
     return list(json.loads(struct.json())["fields"])
 
 

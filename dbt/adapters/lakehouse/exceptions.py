@@ -26,6 +26,13 @@ class EngineSetupError(DbtRuntimeError):
     MESSAGE = "Lakehouse engine error"
 
 
+class ConnectUnsupportedError(DbtRuntimeError):
+    """A feature that needs the Spark driver in dbt's process, asked for under Spark Connect."""
+
+    CODE = 10111
+    MESSAGE = "Lakehouse Spark Connect error"
+
+
 class PreflightError(DbtRuntimeError):
     """`dbt debug` found the depot's storage or catalog unusable (before Spark starts)."""
 

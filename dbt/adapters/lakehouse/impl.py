@@ -29,7 +29,7 @@ from dbt_common.clients.agate_helper import build_type_tester
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 from dbt_common.utils import executor
 
-from dbt.adapters.lakehouse import audit, deltalog, deltasync
+from dbt.adapters.lakehouse import audit, deltalog, deltasync, engine
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
@@ -329,6 +329,8 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def delta_table_properties(self, configured: dict[str, Any], model_name: str) -> dict[str, str]:
         """The properties a dual-format table is created with; merge-on-read refused."""
+        with self._engine(f"create the dual-format table of {model_name}") as spark:
+            engine.driver_jvm(spark, audit.JAVA_TABLE_FEATURES, audit.WITHOUT_CONNECT)
         keys = deltalog.merge_on_read_keys(configured)
         if keys:
             raise deltalog.DeltaConfigError(
@@ -1054,9 +1056,7 @@ class LakehouseAdapter(SparkAdapter):
         node, and its failures mapped like a statement's."""
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         with self.connections.exception_handler(action):
-            handle.spark.sparkContext.setJobGroup(
-                handle.job_group, "dbt-lakehouse", interruptOnCancel=True
-            )
+            engine.tag_thread(handle.spark, handle.job_group)
             yield handle.spark
 
     @available
@@ -1076,8 +1076,7 @@ class LakehouseAdapter(SparkAdapter):
         """
         logger.debug(f"Lakehouse: materializing temporary view {view_name}")
         with self._engine(f"materialize temporary view {view_name}") as spark:
-            rows = spark.table(view_name).localCheckpoint(eager=True)
-            rows.createOrReplaceTempView(view_name)
+            engine.compute_once(spark, view_name)
         return ""
 
     @classmethod

@@ -25,6 +25,8 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse import engine
+
 logger = AdapterLogger("Lakehouse")
 
 INVOCATION_KEY = "dbt.invocation_id"
@@ -110,26 +112,31 @@ _last_commit = threading.local()
 
 def _reflected(spark: Any) -> _Reflected:
     global _current
-    context = spark.sparkContext
+    # A Connect client has no SparkContext; the session stands for it (and is refused below).
+    context = spark if engine.is_connect(spark) else spark.sparkContext
     found = _current
     if found is not None and found.context is context:
         return found
     with _LOCK:
         if _current is None or _current.context is not context:
-            _current = _reflect(context)
+            _current = _reflect(spark, context)
         return _current
 
 
-def _reflect(context: Any) -> _Reflected:
+def _reflect(spark: Any, context: Any) -> _Reflected:
     reflected = _Reflected(context=context)
     try:
+        jvm = engine.driver_jvm(
+            spark,
+            "Commit lineage (dbt.invocation_id / dbt.node in snapshot summaries)",
+            "use a local or cluster spark.master for snapshots that name their dbt run.",
+        )
         from py4j.clientserver import ClientServer
 
         if not isinstance(context._gateway, ClientServer):
             # Without pinned threads a JVM thread serves whichever Python thread calls next,
             # and one node's properties could land on another node's commit.
             raise RuntimeError("PySpark runs without pinned threads (PYSPARK_PIN_THREAD=false)")
-        jvm = context._jvm
         # Plain Class.forName uses py4j's own loader, which cannot see the jars of spark.jars.
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         holder = jvm.java.lang.Class.forName(_COMMIT_METADATA, True, loader)
@@ -139,7 +146,8 @@ def _reflect(context: Any) -> _Reflected:
         reflected.map_of = jvm.java.util.Map.of
         reflected.load_table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable
     except Exception as exc:
-        reflected.failure = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        text = str(getattr(exc, "msg", "") or exc).strip()
+        reflected.failure = text.splitlines()[0] if text else repr(exc)
         logger.warning(
             "Lakehouse: commit lineage is off for this session (snapshots will not carry "
             f"{INVOCATION_KEY} / {NODE_KEY}): {reflected.failure}"

@@ -41,6 +41,7 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
+from dbt.adapters.lakehouse import engine
 from dbt.adapters.lakehouse.lineage import INVOCATION_KEY
 from dbt.adapters.lakehouse.tablename import TableName, quote
 
@@ -1315,6 +1316,9 @@ def hadoop_file_sizes(spark: Any) -> FileSizes:
     store that does not answer) counts as unknown and is left out."""
 
     def sizes(paths: Sequence[str]) -> dict[str, int]:
+        if engine.is_connect(spark):
+            # The file system is the Connect server's; its sizes are not reachable from here.
+            return {}
         jvm = spark._jvm
         conf = spark._jsc.hadoopConfiguration()
         found: dict[str, int] = {}

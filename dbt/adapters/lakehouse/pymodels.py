@@ -21,6 +21,8 @@ from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse import engine
+
 VIEW_MARK = "__dbt_py_"
 
 
@@ -71,9 +73,7 @@ def user_traceback(exc: BaseException, model_file: str, shown_as: str) -> str:
 
 def as_spark_dataframe(spark: Any, result: Any, model_name: str) -> Any:
     """The model's result as a Spark DataFrame: pandas and pandas-on-Spark are converted."""
-    from pyspark.sql import DataFrame
-
-    if isinstance(result, DataFrame):
+    if isinstance(result, engine.dataframe_types()):
         return result
     to_spark = getattr(result, "to_spark", None)  # pandas-on-Spark
     if callable(to_spark) and type(result).__module__.startswith("pyspark.pandas"):

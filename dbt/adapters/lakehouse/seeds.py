@@ -25,7 +25,7 @@ import agate
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.clients.agate_helper import BOM
 
-from dbt.adapters.lakehouse import seedtypes
+from dbt.adapters.lakehouse import engine, seedtypes
 from dbt.adapters.lakehouse.seedtypes import Shape
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def load_with_spark(
     seed: SeedFile | str
     if path.stat().st_size < SPARK_READ_MIN_BYTES:
         seed = "it is small"
-    elif not (spark.sparkContext.master or "").startswith("local"):
+    elif not engine.master_of(spark).startswith("local"):
         # Executors elsewhere cannot open a file on this machine; the rows travel from here.
         seed = "Spark runs elsewhere"
     else:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse import classarchive
+from dbt.adapters.lakehouse.connectsession import start_connect_session
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, resolve_depot
 from dbt.adapters.lakehouse.depot.model import S3Storage
@@ -34,6 +35,7 @@ from dbt.adapters.lakehouse.embedded import (
     CatalogUnavailable,
     EmbeddedCatalog,
 )
+from dbt.adapters.lakehouse.engine import is_connect_master
 from dbt.adapters.lakehouse.exceptions import (
     CatalogContext,
     EngineSetupError,
@@ -135,6 +137,11 @@ class EngineSpec:
     def is_local(self) -> bool:
         return self.master.startswith("local")
 
+    @property
+    def is_connect(self) -> bool:
+        """A Spark Connect client (sc://): the driver, its jars and JVM are the server's."""
+        return is_connect_master(self.master)
+
 
 def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
     return resolve_depot(
@@ -157,11 +164,17 @@ def engine_spec(
     has resolved them already (resolved.py), else the profile's depot alone."""
     depot = resolve_profile_depot(creds) if depot is None else depot
     plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database, mounted)
-    packages = creds.spark.conf.get("spark.jars.packages", "").split(",")
-    jars = resolve_jars(
-        plan.jar_needs, creds.spark.jars, env=env, fetch_missing=fetch_missing, packages=packages
-    )
     options = creds.spark
+    connect = is_connect_master(options.master)
+    packages = options.conf.get("spark.jars.packages", "").split(",")
+    # A Connect server brings its own jars: none are fetched for a driver that is not here.
+    jars = (
+        []
+        if connect
+        else resolve_jars(
+            plan.jar_needs, options.jars, env=env, fetch_missing=fetch_missing, packages=packages
+        )
+    )
     conf: dict[str, str] = dict(_DEFAULT_CONF)
     if options.master.startswith("local"):
         conf.update(_LOCAL_DEFAULT_CONF)
@@ -169,7 +182,7 @@ def engine_spec(
     conf["spark.jars"] = ",".join(str(p) for p in jars)
     java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
     embedded_catalog = None
-    if depot.embedded:
+    if depot.embedded and not connect:
         # The catalog holder's AUTO_SERVER listens on loopback only; this JVM names the same
         # address, or H2 reads the lock file as another machine's.
         java_options.append("-Dh2.bindAddress=127.0.0.1")
@@ -321,6 +334,9 @@ class _Engine:
         return self._spark
 
     def _start(self, spec: EngineSpec) -> SparkSession:
+        if spec.is_connect:
+            # No JVM here, and no catalog lease: the server's driver opens the catalog.
+            return start_connect_session(spec)  # type: ignore[no-any-return]
         java = _java_executable()
         if java is None:
             raise EngineSetupError(

@@ -9,7 +9,8 @@ does. The alternatives cost more: DESCRIBE TABLE EXTENDED (which the catalog run
 neither the totals nor the commit time, and a `<t>.snapshots` query is a Spark job per table
 (bench/RESULTS.md, "Docs catalog stats").
 
-The reader (`read_table_stats`, `read_last_commit`) is the only part that touches the JVM;
+The reader (`read_table_stats`, `read_last_commit`) is the only part that touches the JVM (under
+Spark Connect it reads the same through SQL: table properties, DESCRIBE, `<t>.snapshots`);
 what the stats are and how dbt's catalog receives them are pure functions of `TableStats`.
 """
 
@@ -23,6 +24,8 @@ from typing import Any
 
 from dbt_common.contracts.metadata import StatsItem
 from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lakehouse import engine
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 NO_SNAPSHOT = "none (no snapshot yet)"
@@ -309,9 +312,20 @@ def _load(spark: Any, table: str) -> tuple[_Jvm, Any]:
     return methods, methods.load_table(spark._jsparkSession, table)
 
 
+_SUMMARY_KEYS = (
+    "total-records",
+    "total-position-deletes",
+    "total-equality-deletes",
+    "total-data-files",
+    "total-files-size",
+)
+
+
 def read_table_stats(spark: Any, table: str) -> TableStats:
     """The stats of `table` (`catalog`.`ns`.`t`, Spark's syntax). Raises the engine's error
     when it cannot be loaded (missing, a view)."""
+    if engine.is_connect(spark):
+        return _read_stats_by_sql(spark, table)
     methods, iceberg = _load(spark, table)
     snapshot = iceberg.currentSnapshot()
     snapshot_id = timestamp = None
@@ -319,16 +333,7 @@ def read_table_stats(spark: Any, table: str) -> TableStats:
     if snapshot is not None:
         snapshot_id, timestamp = snapshot.snapshotId(), snapshot.timestampMillis()
         java_summary = snapshot.summary()
-        summary = {
-            key: java_summary.get(key)
-            for key in (
-                "total-records",
-                "total-position-deletes",
-                "total-equality-deletes",
-                "total-data-files",
-                "total-files-size",
-            )
-        }
+        summary = {key: java_summary.get(key) for key in _SUMMARY_KEYS}
     return table_stats(
         snapshot_id,
         timestamp,
@@ -341,6 +346,63 @@ def read_table_stats(spark: Any, table: str) -> TableStats:
 
 def read_last_commit(spark: Any, table: str) -> dt.datetime | None:
     """When the current snapshot of `table` was committed; None when it has none yet."""
+    if engine.is_connect(spark):
+        current = _current_snapshot_by_sql(spark, table, _table_properties(spark, table))
+        return None if current is None else committed_at(current[1])
     _, iceberg = _load(spark, table)
     snapshot = iceberg.currentSnapshot()
     return None if snapshot is None else committed_at(snapshot.timestampMillis())
+
+
+# ---- the same through SQL, for a Spark Connect session (no JVM in this process) ---------------
+# Iceberg's Spark table shows its current snapshot id, format version and sort order as table
+# properties and its partition spec in DESCRIBE; the snapshot's summary and commit time come
+# from the `snapshots` metadata table, filtered to that one snapshot.
+
+
+def _table_properties(spark: Any, table: str) -> dict[str, str]:
+    return {str(row[0]): str(row[1]) for row in spark.sql(f"show tblproperties {table}").collect()}
+
+
+def _current_snapshot_by_sql(
+    spark: Any, table: str, properties: Mapping[str, str]
+) -> tuple[int, int, dict[str, str | None]] | None:
+    """(id, commit millis, summary) of the table's current snapshot; None before the first."""
+    current = properties.get("current-snapshot-id", "none")
+    if not current.isdigit():
+        return None
+    rows = spark.sql(
+        "select unix_millis(committed_at) as committed_millis, summary "
+        f"from {table}.snapshots where snapshot_id = {int(current)}"
+    ).collect()
+    if not rows:  # expired meanwhile: the table moved on under us
+        return None
+    summary = dict(rows[0]["summary"] or {})
+    return int(current), int(rows[0]["committed_millis"]), summary
+
+
+def _partition_transforms(spark: Any, table: str) -> list[str]:
+    """DESCRIBE's `# Partitioning` section: one `Part <n>` row per transform."""
+    transforms: list[str] = []
+    in_section = False
+    for row in spark.sql(f"describe table {table}").collect():
+        name = str(row[0] or "").strip()
+        if name.startswith("#"):
+            in_section = name == "# Partitioning"
+        elif in_section and name.startswith("Part "):
+            transforms.append(str(row[1]))
+    return transforms
+
+
+def _read_stats_by_sql(spark: Any, table: str) -> TableStats:
+    properties = _table_properties(spark, table)
+    current = _current_snapshot_by_sql(spark, table, properties)
+    snapshot_id, timestamp, summary = current if current is not None else (None, None, {})
+    return table_stats(
+        snapshot_id,
+        timestamp,
+        {key: summary.get(key) for key in _SUMMARY_KEYS},
+        int(properties.get("format-version", "2")),
+        _partition_transforms(spark, table),
+        properties.get("sort-order", ""),
+    )

@@ -1,0 +1,100 @@
+"""The one seam between the adapter and the kind of Spark session it holds.
+
+Most of the adapter speaks SQL, which an in-process driver and a Spark Connect client
+(`spark.master: sc://host:port`) run alike. A few things do not: cancelling a thread's jobs,
+computing a view's rows once, and the features that reach into Iceberg's Java objects through
+py4j (commit lineage, audited publishing, the Delta log). Each of those asks here; under Spark
+Connect a call either has its Connect form or is refused with a `ConnectUnsupportedError` that
+names the feature, why it needs the driver in this process, and what to do instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
+
+CONNECT_SCHEME = "sc://"
+CONNECT_DEFAULT_PORT = 15002
+
+
+def is_connect_master(master: str) -> bool:
+    return master.strip().lower().startswith(CONNECT_SCHEME)
+
+
+def is_connect(spark: Any) -> bool:
+    """A Spark Connect client session (pyspark.sql.connect), not an in-process driver."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def connect_address(master: str) -> tuple[str, int]:
+    """The host and port an `sc://host[:port][/;params]` URL names."""
+    rest = master.strip()[len(CONNECT_SCHEME) :]
+    authority = rest.split("/", 1)[0].split(";", 1)[0]
+    host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
+    return (host, int(port)) if port.isdigit() else (authority, CONNECT_DEFAULT_PORT)
+
+
+def driver_jvm(spark: Any, feature: str, instead: str) -> Any:
+    """The driver's JVM view (py4j) for `feature`; refused under Spark Connect, where the
+    driver runs in the server's process and this one has no JVM to reflect into."""
+    if is_connect(spark):
+        raise ConnectUnsupportedError(
+            f"{feature} is not available under Spark Connect (spark.master sc://...): it reads "
+            "Iceberg's Java objects in the Spark driver, which runs in the Connect server's "
+            f"process, not in dbt's. Fix: {instead}"
+        )
+    return spark._jvm
+
+
+def tag_thread(spark: Any, group: str) -> None:
+    """Mark this thread's next Spark jobs as the connection's, so `cancel` stops them."""
+    if is_connect(spark):
+        # Connect tags are per thread, like a job group: one tag names the connection.
+        spark.clearTags()
+        spark.addTag(group)
+    else:
+        spark.sparkContext.setJobGroup(group, "dbt-lakehouse", interruptOnCancel=True)
+
+
+def cancel(spark: Any, group: str) -> None:
+    """Stop the running jobs of the connection `group` names."""
+    if is_connect(spark):
+        spark.interruptTag(group)
+    else:
+        spark.sparkContext.cancelJobGroup(group)
+
+
+def compute_once(spark: Any, view_name: str) -> None:
+    """Compute a temporary view's rows now and point the view at them, so later statements
+    read those rows instead of running its query again.
+
+    In process: a local checkpoint, which also cuts the lineage. Spark Connect 3.5 has no
+    checkpoint: the rows are persisted on the server and the view re-registered over the
+    persisted plan, computed eagerly by a count.
+    """
+    rows = spark.table(view_name)
+    if is_connect(spark):
+        rows = rows.persist()
+        rows.count()
+    else:
+        rows = rows.localCheckpoint(eager=True)
+    rows.createOrReplaceTempView(view_name)
+
+
+def dataframe_types() -> tuple[type, ...]:
+    """The DataFrame classes a session may hand out (Connect's is not a subclass)."""
+    from pyspark.sql import DataFrame
+
+    try:
+        from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+    except ImportError:  # the Connect client's dependencies are not installed
+        return (DataFrame,)
+    return (DataFrame, ConnectDataFrame)
+
+
+def master_of(spark: Any) -> str:
+    """Where the session's Spark runs: its master URL, or `sc://` for a Connect client."""
+    if is_connect(spark):
+        return CONNECT_SCHEME
+    return str(spark.sparkContext.master or "")
