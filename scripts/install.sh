@@ -64,6 +64,6 @@ if ! "$VENV/bin/dbt-lakehouse" install; then
   fi
 fi
 
-echo "==> fetching the test servers' jars (S3Proxy, Nessie; from Maven Central) into the cache"
+echo "==> fetching the test servers' jars (S3Proxy, Nessie, Spark Connect; from Maven Central) into the cache"
 VENV_PYTHON="$(cd "$VENV" && pwd)/bin/python"
 (cd tests && "$VENV_PYTHON" -m functional.infra.servers)

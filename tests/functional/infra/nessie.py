@@ -25,10 +25,10 @@ from dbt.adapters.lakehouse.jars import CachedJarSet, maven_jar
 from functional.infra.servers import (
     STARTUP_TIMEOUT_S,
     ServerError,
-    _die_with_parent,
     _stop_process,
     _tail,
     free_port,
+    spawn_logged,
 )
 
 NESSIE_VERSION = "0.99.0"
@@ -153,14 +153,7 @@ class NessieServer:
             "-jar",
             str(located[0]),
         ]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.log_dir,
-                preexec_fn=_die_with_parent,
-            )
+        self.process = spawn_logged(command, self.log_path, cwd=self.log_dir)
         self._wait_until_answering()
         return self
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,24 @@ def parent_death_signal(sig: int) -> None:
 
 def _die_with_parent() -> None:
     parent_death_signal(signal.SIGTERM)
+
+
+def spawn_logged(
+    command: list[str],
+    log_path: Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """A server process writing stdout and stderr to `log_path`, ended with this process."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            preexec_fn=_die_with_parent,
+        )
 
 
 def _stop_process(process: subprocess.Popen[bytes] | None) -> None:
@@ -123,10 +142,7 @@ class S3Server:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-            )
+        self.process = spawn_logged(command, self.log_path)
         self._wait_until_answering("moto server")
         return self
 
@@ -212,10 +228,7 @@ class AuthS3Server(S3Server):
         )
         java = shutil.which("java") or "java"
         command = [java, "-Xmx256m", "-jar", str(located[0]), "--properties", str(settings)]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-            )
+        self.process = spawn_logged(command, self.log_path)
         self._wait_until_answering("S3Proxy")
         return self
 
@@ -223,21 +236,26 @@ class AuthS3Server(S3Server):
 # --- the Iceberg REST catalog ----------------------------------------------------------------
 
 
-def server_classpath() -> list[Path]:
-    """Iceberg (catalog + REST classes), Spark's Hadoop client, H2 and s3a (table files)."""
+def pyspark_jars() -> Path:
+    """The classpath entry for every jar of the pyspark wheel (Spark, Hadoop client, Scala)."""
     import pyspark
 
+    return Path(pyspark.__file__).parent / "jars" / "*"
+
+
+def server_classpath() -> list[Path]:
+    """Iceberg (catalog + REST classes), Spark's Hadoop client, H2 and s3a (table files)."""
     jars = [iceberg_runtime_jar(), *H2_JARS.install(), *S3A_JARS.install()]
-    spark_jars = Path(pyspark.__file__).parent / "jars"
-    return [*jars, spark_jars / "*"]
+    return [*jars, pyspark_jars()]
 
 
-def compiled_server(classpath: list[Path]) -> Path:
-    """The folder holding RestCatalogServer.class, compiled once per source and classpath."""
-    digest = hashlib.sha256(SOURCE.read_bytes())
+def compiled_java(source: Path, classpath: list[Path], cache_name: str) -> Path:
+    """The folder holding the classes of `source` (a one-file Java program beside this module),
+    compiled once per source and classpath into `<cache>/<cache_name>/<hash>`."""
+    digest = hashlib.sha256(source.read_bytes())
     digest.update(os.pathsep.join(str(p) for p in classpath).encode())
-    target = cache_dir() / "rest-catalog" / digest.hexdigest()[:16]
-    if (target / f"{MAIN_CLASS}.class").is_file():
+    target = cache_dir() / cache_name / digest.hexdigest()[:16]
+    if (target / f"{source.stem}.class").is_file():
         return target
     java_home = os.environ.get("JAVA_HOME")
     javac = shutil.which("javac") or (
@@ -246,22 +264,27 @@ def compiled_server(classpath: list[Path]) -> Path:
         else None
     )
     if javac is None:
-        raise ServerError("javac is not on PATH: the REST catalog test server needs a JDK 17.")
+        raise ServerError(f"javac is not on PATH: the test server {source.stem} needs a JDK 17.")
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     result = subprocess.run(
-        [javac, "-d", str(scratch), "-cp", os.pathsep.join(map(str, classpath)), str(SOURCE)],
+        [javac, "-d", str(scratch), "-cp", os.pathsep.join(map(str, classpath)), str(source)],
         capture_output=True,
         text=True,
     )
     if result.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
-        raise ServerError(f"javac {SOURCE.name} failed:\n{result.stderr[-4000:]}")
+        raise ServerError(f"javac {source.name} failed:\n{result.stderr[-4000:]}")
     try:
         scratch.rename(target)  # atomic; another test worker may have won the race
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+def compiled_server(classpath: list[Path]) -> Path:
+    """The folder holding RestCatalogServer.class."""
+    return compiled_java(SOURCE, classpath, "rest-catalog")
 
 
 @dataclass
@@ -315,15 +338,7 @@ class RestCatalog:
             MAIN_CLASS,
             str(self.port),
         ]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=self.log_dir,
-                preexec_fn=_die_with_parent,
-            )
+        self.process = spawn_logged(command, self.log_path, cwd=self.log_dir, env=env)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
@@ -354,8 +369,9 @@ class RestCatalog:
 
 if __name__ == "__main__":
     # scripts/install.sh: fetch the test servers' jars so that no test downloads anything.
+    from functional.infra.connect import SPARK_CONNECT_JARS
     from functional.infra.nessie import NESSIE_JARS
 
-    for jar_set in (S3PROXY_JARS, NESSIE_JARS):
+    for jar_set in (S3PROXY_JARS, NESSIE_JARS, SPARK_CONNECT_JARS):
         for path in jar_set.install():
             print(f"test tool cached: {path}")
