@@ -10,6 +10,10 @@ Profiles (`--profile`, or LAKEHOUSE_TEST_PROFILE):
   application takes two one-core executors, which the master spreads over both workers, and
   leaves two cores for a second one (a test's own `dbt` subprocess). Run on a subset (README,
   "Tests"), without xdist: each test process would start its own cluster.
+- `connect`: the `s3_rest` depot through Spark Connect (`spark.master: sc://127.0.0.1:<port>`):
+  a Connect server on 127.0.0.1 (infra/connect.py), started with the Iceberg jars, Iceberg's SQL
+  extensions and the depot's catalog conf without its secrets, which the adapter sends as
+  session conf. No JVM runs in the test process. Run on a subset (README, "Tests").
 Every dbt invocation in a process shares one SparkSession, so the lakehouse is per process
 (per xdist worker: each worker starts its own servers), not per test.
 
@@ -40,7 +44,7 @@ from functional.infra.servers import RestCatalog, S3Server
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
-PROFILES = ("local", "s3_rest", "cluster")
+PROFILES = ("local", "s3_rest", "cluster", "connect")
 S3_REST_DEPOT = "test-s3-rest"
 S3_REST_PREFIX = "warehouse"
 # Test-only names, so tests that unset METASTORE_URL / LAKEHOUSE_APIKEY / AWS_* stay unaffected.
@@ -149,6 +153,37 @@ def spark_cluster(lakehouse_root: Path) -> Any:
     cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def connect_server(s3_rest_depots_file: Path, lakehouse_root: Path) -> Any:
+    from functional.infra.connect import ConnectServer
+
+    from dbt.adapters.lakehouse.credentials import DEFAULT_CATALOG_NAME
+    from dbt.adapters.lakehouse.depot import resolve_depot
+    from dbt.adapters.lakehouse.jars import resolve_jars
+    from dbt.adapters.lakehouse.sparkconf import build_spark_conf_plan
+
+    depot = resolve_depot(
+        depot=f"dataos://{S3_REST_DEPOT}",
+        depots_file=str(s3_rest_depots_file),
+        warehouse=None,
+        aws_region=None,
+        aws_endpoint=None,
+    )
+    # What the server's launch takes: the jars and the conf, the depot's catalog among it.
+    plan = build_spark_conf_plan(depot, DEFAULT_CATALOG_NAME)
+    server = ConnectServer(
+        lakehouse_root / "servers" / "connect",
+        jars=resolve_jars(plan.jar_needs, fetch_missing=False),
+        conf={
+            **plan.conf,
+            "spark.sql.catalogImplementation": "in-memory",
+            "spark.sql.shuffle.partitions": "4",
+        },
+    ).start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="class")
 def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> dict:
     profile = request.config.getoption("--profile")
@@ -160,8 +195,10 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
             "warehouse": str(lakehouse_root / "warehouse"),
             "spark": spark,
         }
-    if profile in ("s3_rest", "cluster"):
+    if profile in ("s3_rest", "cluster", "connect"):
         depots_file = request.getfixturevalue("s3_rest_depots_file")
+        if profile == "connect":
+            spark = {"master": request.getfixturevalue("connect_server").url}
         if profile == "cluster":
             cluster = request.getfixturevalue("spark_cluster")
             spark = {
