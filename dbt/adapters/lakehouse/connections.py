@@ -174,7 +174,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
             resolved = self._resolved()
             hidden = resolved.secret_values() if resolved is not None else []
             text = scrub(engine_error_text(exc), hidden)
-            logger.debug(f"Lakehouse: error while running:\n{sql}\n{text}")
+            logger.debug(f"error while running:\n{sql}\n{text}")
             error_type = engine_error_type(text)
             if error_type is DataCheckError:  # the check's own message says it all
                 raise DataCheckError(failed_check_message(text) or text) from exc

@@ -83,7 +83,7 @@ def start_connect_session(spec: EngineSpec) -> Any:
         ) from None
     if spec.local_storage:
         logger.warning(
-            f"Lakehouse: Spark Connect server {shown} with depot {spec.depot_label}, whose "
+            f"Spark Connect server {shown} with depot {spec.depot_label}, whose "
             "tables are in a folder on this machine: the server opens that path on its own "
             "machine, so it must be this one (or share the folder at the same path). Use an S3 "
             "depot with a remote server."
@@ -121,7 +121,7 @@ def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
             ":1.10.2)."
         )
     logger.debug(
-        f"Lakehouse: Spark Connect {shown} (Spark {spark.version}); session conf set: "
+        f"Spark Connect {shown} (Spark {spark.version}); session conf set: "
         f"{len(sent) - len(static)}; left to the server's launch: "
         f"{', '.join(sorted(launch_only + static)) or 'none'}"
     )

@@ -175,7 +175,7 @@ class LakehouseCursor:
                 attempt += 1
                 delay = min(8.0, 0.25 * 2**attempt) * (0.5 + random.random())
                 logger.debug(
-                    f"Lakehouse: commit conflict, retry {attempt}/{self._commit_retries} "
+                    f"commit conflict, retry {attempt}/{self._commit_retries} "
                     f"in {delay:.2f}s: {text.splitlines()[0]}"
                 )
                 self._sleep(delay)

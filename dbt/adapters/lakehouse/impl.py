@@ -1074,7 +1074,7 @@ class LakehouseAdapter(SparkAdapter):
         re-caches after every write to the tables it reads. The rows stay with the executors
         until the view is dropped and Spark's cleaner frees them.
         """
-        logger.debug(f"Lakehouse: materializing temporary view {view_name}")
+        logger.debug(f"materializing temporary view {view_name}")
         with self._engine(f"materialize temporary view {view_name}") as spark:
             engine.compute_once(spark, view_name)
         return ""

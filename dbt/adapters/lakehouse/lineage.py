@@ -149,7 +149,7 @@ def _reflect(spark: Any, context: Any) -> _Reflected:
         text = str(getattr(exc, "msg", "") or exc).strip()
         reflected.failure = text.splitlines()[0] if text else repr(exc)
         logger.warning(
-            "Lakehouse: commit lineage is off for this session (snapshots will not carry "
+            "commit lineage is off for this session (snapshots will not carry "
             f"{INVOCATION_KEY} / {NODE_KEY}): {reflected.failure}"
         )
     return reflected
@@ -203,7 +203,7 @@ def committed_snapshot(spark: Any, table: str, properties: Mapping[str, str] | N
                 _last_commit.found = (table, dict(properties), snapshot_id)
                 return snapshot_id
     except Exception as exc:  # not an Iceberg table, or gone again: no snapshot to report
-        logger.debug(f"Lakehouse: no committed snapshot read for {table}: {exc}")
+        logger.debug(f"no committed snapshot read for {table}: {exc}")
     return None
 
 

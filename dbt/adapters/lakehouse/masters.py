@@ -196,7 +196,7 @@ def start_timeout_message(spec: EngineSpec) -> str:
 
 def local_storage_warning(spec: EngineSpec) -> str:
     return (
-        f"Lakehouse: Spark master {spec.master} with depot {spec.depot_label}, whose tables "
+        f"Spark master {spec.master} with depot {spec.depot_label}, whose tables "
         "are in a folder on this machine: executors on other hosts cannot read or write "
         "them (nor reach an embedded catalog). Use an S3 depot with a cluster."
     )

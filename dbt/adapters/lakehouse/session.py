@@ -321,7 +321,7 @@ class _Engine:
             return self._spark
         if self._spark is not None:
             logger.debug(
-                f"Lakehouse: profile changed ({self._spec and self._spec.fingerprint} -> "
+                f"profile changed ({self._spec and self._spec.fingerprint} -> "
                 f"{spec.fingerprint}); restarting the SparkSession"
             )
             self._stop_session()
@@ -386,7 +386,7 @@ class _Engine:
             # The running JVM was launched with other jars or driver options, which Spark reads
             # at launch only: a new SparkContext in it would not see the new ones. (Before the
             # SparkConf below exists: made with a JVM running, it lives in that JVM.)
-            logger.debug("Lakehouse: the jars or driver options changed; relaunching the JVM")
+            logger.debug("the jars or driver options changed; relaunching the JVM")
             self._abandon_gateway(SparkContext)
         conf = SparkConf(loadDefaults=False).setMaster(spec.master).setAppName(spec.app_name)
         for key, value in spec.conf:
@@ -396,7 +396,7 @@ class _Engine:
             # Start-time only, so not part of the spec: it changes once the archive exists.
             own = conf.get("spark.driver.extraJavaOptions", "") or ""
             conf.set("spark.driver.extraJavaOptions", " ".join([own, *archive_options]).strip())
-        logger.debug(f"Lakehouse: starting Spark ({spec.master}) for {spec.depot_label}")
+        logger.debug(f"starting Spark ({spec.master}) for {spec.depot_label}")
         if self._gateway is None:
             log_path = spark_log_path()
             log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -602,7 +602,7 @@ def _open_embedded_catalog(spark: SparkSession, lease: CatalogLease) -> None:
             lambda: lease.open(lambda: manager.catalog(name), describe=engine_error_text)
         )
         logger.debug(
-            f"Lakehouse: embedded catalog {lease.catalog.database_file} open after "
+            f"embedded catalog {lease.catalog.database_file} open after "
             f"{time.monotonic() - began:.1f}s"
         )
     except EngineSetupError:

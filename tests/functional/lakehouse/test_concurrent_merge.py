@@ -102,7 +102,7 @@ class TestTwoProcessesMergeConcurrently:
         retries = {
             w: (workdirs[w] / "logs" / "dbt.log")
             .read_text(errors="replace")
-            .count("Lakehouse: commit conflict, retry")
+            .count("commit conflict, retry")
             for w in ("A", "B")
         }
 
