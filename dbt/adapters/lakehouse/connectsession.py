@@ -140,7 +140,8 @@ def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
 
 def _connect_hint(text: str) -> str:
     first = text.splitlines()[0] if text else "unknown error"
-    if "ClassNotFoundException" in text or "NoClassDefFoundError" in text:
+    missing_class = ("ClassNotFoundException", "NoClassDefFoundError", "Cannot find catalog plugin")
+    if any(sign in text for sign in missing_class):
         return (
             f"{first}. A class the catalog needs is not on the server's classpath. Fix: start "
             "the server with the Iceberg runtime jar (and iceberg-aws-bundle for S3FileIO or "

@@ -16,6 +16,8 @@ import pytest
 import yaml
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.lakehouse.connectsession import ICEBERG_EXTENSIONS
+from functional.infra.connect import ConnectServer
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, table
 
@@ -60,6 +62,27 @@ DUAL_SQL = """
 {{ config(materialized='table', table_formats=['iceberg', 'delta']) }}
 select 1 as id
 """
+
+
+def _child_dbt(project, target_changes: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    """`dbt <args>` in a fresh process, on the test's profile target with `target_changes`."""
+    data = yaml.safe_load((Path(project.profiles_dir) / "profiles.yml").read_text())
+    target = data["test"]["outputs"]["default"]
+    for key, value in target_changes.items():
+        if isinstance(value, dict):
+            target[key] = {**target.get(key, {}), **value}
+        else:
+            target[key] = value
+    changed_dir = Path(project.project_root) / "changed_profiles"
+    changed_dir.mkdir(exist_ok=True)
+    (changed_dir / "profiles.yml").write_text(yaml.safe_dump(data))
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(changed_dir)],
+        cwd=project.project_root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _no_jvm_here() -> bool:
@@ -156,27 +179,7 @@ class TestConnectRefusals:
 
     def test_audited_run_refused_before_writing(self, project):
         # write_audit_publish is a profile key: a child dbt runs with it set.
-        profiles = Path(project.profiles_dir) / "profiles.yml"
-        data = yaml.safe_load(profiles.read_text())
-        target = data["test"]["outputs"]["default"]
-        target["write_audit_publish"] = True
-        audited_dir = Path(project.project_root) / "audited_profiles"
-        audited_dir.mkdir(exist_ok=True)
-        (audited_dir / "profiles.yml").write_text(yaml.safe_dump(data))
-        done = subprocess.run(
-            [
-                str(Path(sys.executable).with_name("dbt")),
-                "run",
-                "--select",
-                "plain",
-                "--profiles-dir",
-                str(audited_dir),
-            ],
-            cwd=project.project_root,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = _child_dbt(project, {"write_audit_publish": True}, "run", "--select", "plain")
         assert done.returncode != 0, done.stdout
         assert "not available under Spark Connect" in done.stdout, done.stdout[-3000:]
         listed = project.run_sql(
@@ -202,3 +205,45 @@ class TestConnectSecrets:
         for secret in secrets:
             assert secret not in server_log
             assert secret not in dbt_text
+
+
+@pytest.mark.only_profile("connect")
+class TestMisconfiguredConnectServer:
+    """Servers started without what only their launch can give: the start fails, naming it."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"one.sql": TABLE_SQL}
+
+    @pytest.mark.parametrize(
+        ("jars", "conf", "expected"),
+        [
+            # The Iceberg jar, but no extensions: MERGE and the procedures would fail later.
+            ("iceberg", {}, "runs without Iceberg's SQL extensions"),
+            # The extensions named, but no Iceberg jar: the catalog's class is not there.
+            (
+                "none",
+                {"spark.sql.extensions": ICEBERG_EXTENSIONS},
+                "is not on the server's classpath",
+            ),
+        ],
+    )
+    def test_start_fails_naming_what_is_missing(
+        self, project, lakehouse_root, jars, conf, expected
+    ):
+        from dbt.adapters.lakehouse.jars import ICEBERG_JARS
+
+        server = ConnectServer(
+            lakehouse_root / "servers" / f"connect-{jars}",
+            jars=(ICEBERG_JARS.locate() or []) if jars == "iceberg" else [],
+            conf=conf,
+            heap="768m",
+        ).start()
+        try:
+            done = _child_dbt(project, {"spark": {"master": server.url}}, "run")
+        finally:
+            server.stop()
+        assert done.returncode != 0, done.stdout
+        text = " ".join(done.stdout.split())
+        assert expected in text, done.stdout[-3000:]
+        assert "Fix:" in text
