@@ -23,7 +23,8 @@ fi
 # Spark Connect, on a subset (README, "Tests"): each test process starts its own Connect server.
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
-  tests/functional/adapter/test_basic.py \
+  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_docs_stats.py \
+  tests/functional/lakehouse/test_metadata_freshness.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_seeds.py tests/functional/lakehouse/test_snapshots.py \
   tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py

@@ -26,6 +26,7 @@ from dbt_common.contracts.metadata import StatsItem
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse import engine
+from dbt.adapters.lakehouse.exceptions import RelationMissingError
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 NO_SNAPSHOT = "none (no snapshot yet)"
@@ -361,7 +362,13 @@ def read_last_commit(spark: Any, table: str) -> dt.datetime | None:
 
 
 def _table_properties(spark: Any, table: str) -> dict[str, str]:
-    return {str(row[0]): str(row[1]) for row in spark.sql(f"show tblproperties {table}").collect()}
+    """The table's properties; an object without Iceberg's snapshot pointer (a view) is not a
+    table here, as it is not to the Java reader."""
+    rows = spark.sql(f"show tblproperties {table}").collect()
+    properties = {str(row[0]): str(row[1]) for row in rows}
+    if "current-snapshot-id" not in properties:
+        raise RelationMissingError(f"{table} is not an Iceberg table (a view has no snapshots)")
+    return properties
 
 
 def _current_snapshot_by_sql(
