@@ -610,7 +610,8 @@ def test_which_run():
     outside = m.choose_run(None, [(7, "overwrite", None), *line])
     assert outside.invocation is None
     assert outside.label == (
-        "its last write (snapshot 7) carries no dbt.invocation_id (written outside dbt)"
+        "its last write (snapshot 7) carries no dbt.invocation_id (written outside dbt, or "
+        "under Spark Connect, where commits do not name their run)"
     )
     assert m.choose_run(None, []) == m.RunChoice(None, "the table has no snapshot yet")
     assert m.choose_run(None, [(5, "replace", None)]).invocation is None
@@ -696,7 +697,8 @@ def test_run_scoped_compaction_with_nothing_written_or_no_dbt_run():
     line = m.format_effect(run_scoped(table, None, dry_run=True))
     assert line.startswith(
         "lh.s.t compaction (dry run): scope run falls back to the whole table: its last write "
-        "(snapshot 9) carries no dbt.invocation_id (written outside dbt); data files 6 → 6"
+        "(snapshot 9) carries no dbt.invocation_id (written outside dbt, or under Spark "
+        "Connect, where commits do not name their run); data files 6 → 6"
     ), line
     assert not any(".entries" in s for s in table.statements)
     assert "6 small file(s) would be rewritten" in line

@@ -199,6 +199,21 @@ def load_table(spark: Any, table: TableName) -> Any | None:
     return loaded
 
 
+def table_location(spark: Any, table: TableName) -> str | None:
+    """The table's root folder; None when it does not exist. Under Spark Connect from
+    DESCRIBE (no Java table there), so maintenance and rollback can look for a Delta log."""
+    if not engine.is_connect(spark):
+        loaded = load_table(spark, table)
+        return None if loaded is None else str(loaded.location())
+    try:
+        rows = spark.sql(f"describe table extended {table.sql_name}").collect()
+    except Exception as exc:
+        if any(sign in str(exc) for sign in ("NoSuchTable", "TABLE_OR_VIEW_NOT_FOUND")):
+            return None
+        raise
+    return next((str(row[1]) for row in rows if str(row[0]).strip() == "Location"), None)
+
+
 def table_property(spark: Any, table: TableName, key: str) -> tuple[bool, str | None]:
     """(exists, the table property's value)."""
     loaded = load_table(spark, table)

@@ -242,9 +242,11 @@ class LakehouseAdapter(SparkAdapter):
             return ""
         from dbt_common.invocation import get_invocation_id
 
-        # compaction `scope: run`: the partitions this invocation wrote
-        target = self._maintenance_target(relation, config, write_order_by, get_invocation_id())
         with self._engine(f"maintain {relation}") as spark:
+            # compaction `scope: run`: the partitions this invocation wrote. Under Spark
+            # Connect commits do not name their run (no lineage): the whole table, saying so.
+            invocation = None if engine.is_connect(spark) else get_invocation_id()
+            target = self._maintenance_target(relation, config, write_order_by, invocation)
             _, failed = maintenance.maintain(
                 self._metadata_rows,
                 maintenance.hadoop_file_sizes(spark),
@@ -955,10 +957,10 @@ class LakehouseAdapter(SparkAdapter):
 
     def _logged_delta_uri(self, spark: Any, table: TableName) -> str | None:
         """The table's root as Delta readers address it, if a Delta log is there."""
-        loaded = audit.load_table(spark, table)
-        if loaded is None:
+        location = audit.table_location(spark, table)
+        if location is None:
             return None
-        uri = deltasync.delta_uri(str(loaded.location()))
+        uri = deltasync.delta_uri(location)
         return uri if deltasync.has_log(uri, self._delta_options(table)) else None
 
     def _delta_log(self, spark: Any) -> Any:

@@ -752,7 +752,8 @@ def choose_run(
             return RunChoice(
                 None,
                 f"its last write (snapshot {snapshot_id}) carries no {INVOCATION_KEY} "
-                "(written outside dbt)",
+                "(written outside dbt, or under Spark Connect, where commits do not name "
+                "their run)",
             )
         made = (
             "made the current snapshot"

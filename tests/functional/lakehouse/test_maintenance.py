@@ -356,6 +356,8 @@ class TestMaintenance:
         assert properties["write.metadata.previous-versions-max"] == "100"
         assert checksum(project, "events")[0] == ROWS + MERGES + 2
 
+    # Audited runs are refused under Spark Connect (test_connect.py).
+    @pytest.mark.only_profile("local", "s3_rest", "cluster")
     def test_6_audited_run_skips_after_run_and_still_publishes(self, project):
         main_before = refs(project, "events")["main"]
         _, out = run_dbt_and_capture(
@@ -429,6 +431,8 @@ def snapshot_summary(project, name: str, snapshot: str) -> tuple[int, int, str, 
     )
 
 
+# Under Spark Connect commits do not name their run, so `scope: run` is the whole table.
+@pytest.mark.only_profile("local", "s3_rest", "cluster")
 class TestCompactionScopeRun:
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
