@@ -115,6 +115,10 @@ class LakehouseHandle:
         self.job_group = f"dbt-{name}-{threading.get_ident()}"
         self._commit_retries = commit_retries
         self._read_only = dict(read_only or {})
+        # Temporary views whose rows this connection computed and holds (engine.compute_once):
+        # dropped when it closes, so a node that failed before dropping its view does not
+        # leave the rows cached (under Spark Connect, in a server that outlives this process).
+        self.computed_views: set[str] = set()
 
     def cursor(self) -> LakehouseCursor:
         return LakehouseCursor(
@@ -129,7 +133,14 @@ class LakehouseHandle:
         engine.cancel(self.spark, self.job_group)
 
     def close(self) -> None:
-        """The session is shared and outlives connections: nothing to release."""
+        """The session is shared and outlives connections; only the rows this connection
+        computed are released."""
+        while self.computed_views:
+            view = self.computed_views.pop()
+            try:
+                self.spark.catalog.dropTempView(view)
+            except Exception as exc:  # the session is gone: nothing is held any more
+                logger.debug(f"temporary view {view} not dropped: {exc}")
 
     def rollback(self) -> None:
         """Iceberg commits are atomic per statement: there is nothing to roll back."""

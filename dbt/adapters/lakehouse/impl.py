@@ -1065,6 +1065,7 @@ class LakehouseAdapter(SparkAdapter):
     def drop_temp_view(self, view_name: str) -> None:
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         handle.spark.catalog.dropTempView(view_name)
+        handle.computed_views.discard(view_name)
 
     @available
     def materialize_temp_view(self, view_name: str) -> str:
@@ -1077,7 +1078,9 @@ class LakehouseAdapter(SparkAdapter):
         until the view is dropped and Spark's cleaner frees them.
         """
         logger.debug(f"materializing temporary view {view_name}")
+        handle: LakehouseHandle = self.connections.get_thread_connection().handle
         with self._engine(f"materialize temporary view {view_name}") as spark:
+            handle.computed_views.add(view_name)
             engine.compute_once(spark, view_name)
         return ""
 

@@ -149,6 +149,13 @@ class TestCdcMerge:
         assert "latest_by" in message
         expect(rows(project, "dupes"), [(1, "a"), (2, "b")])
         assert current_snapshot(project, "dupes") == dupes_snapshot
+        # The failed node's computed new rows were released with its connection, not left
+        # cached in the session (a Spark Connect server would hold them past this process).
+        listed = project.run_sql(
+            f"show views in `{project.database}`.`{project.test_schema}`", fetch="all"
+        )
+        temporary = [r[1] for r in listed if r[2]]
+        assert not [v for v in temporary if v.endswith("dupes__dbt_tmp")], temporary
 
 
 # ---- insert_overwrite and replace ---------------------------------------------------------------
