@@ -129,9 +129,12 @@ def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
         try:
             spark.sql(f"show namespaces in `{catalog.name}`").collect()
         except Exception as exc:
+            from dbt.adapters.lakehouse.session import catalog_contexts  # imports this module
+
             text = engine_error_text(exc)
-            contexts = {c.name: c.context for c in spec.catalogs if c.context is not None}
-            explained = explain_engine_error(text, catalog.uri, contexts) or _connect_hint(text)
+            explained = explain_engine_error(
+                text, catalog.uri, catalog_contexts(spec)
+            ) or _connect_hint(text)
             raise EngineSetupError(
                 f"The Iceberg catalog '{catalog.name}' of depot {catalog.depot_label} could not "
                 f"be loaded on the Spark Connect server {shown}: {explained}"
