@@ -13,9 +13,12 @@ batch size: process vs process (wall time with dbt's startup vs PySpark's), and 
 execution time (target/run_results.json) vs the MERGE statement's time measured inside the raw
 process. Peak RSS is that of each process tree. Goal: ours <= 1.0x raw. The last round's tables
 are checked once at the end (row count = rows + inserted, updated rows = half a batch).
+--write-mode sets `write.merge.mode` on both sides' tables: copy-on-write (Iceberg's default)
+rewrites every data file a batch touches; merge-on-read writes position deletes and new files.
 
     .venv/bin/python bench/merge.py --rounds 3
     .venv/bin/python bench/merge.py --rows 200000 --batches 20000,2000 --rounds 1   # quick look
+    .venv/bin/python bench/merge.py --rounds 2 --write-mode merge-on-read
 """
 
 from __future__ import annotations
@@ -89,10 +92,11 @@ from (
 ) as b"""
 
 
-def model_sql(rows: int, batch: int) -> str:
+def model_sql(rows: int, batch: int, write_mode: str) -> str:
     return (
         "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id',\n"
-        "          partition_by=['days(event_ts)']) }}\n"
+        f"          partition_by=['days(event_ts)'],\n"
+        f"          table_properties={{'write.merge.mode': '{write_mode}'}}) }}}}\n"
         "{% if is_incremental() %}\n"
         f"{batch_sql(rows, batch)}\n"
         "{% else %}\n"
@@ -101,7 +105,7 @@ def model_sql(rows: int, batch: int) -> str:
     )
 
 
-def ours_project(project: Path, rows: int, batches: list[int]) -> None:
+def ours_project(project: Path, rows: int, batches: list[int], write_mode: str) -> None:
     shutil.rmtree(project, ignore_errors=True)
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
@@ -117,7 +121,7 @@ def ours_project(project: Path, rows: int, batches: list[int]) -> None:
         )
     )
     for batch in batches:
-        (project / "models" / f"merge_{batch}.sql").write_text(model_sql(rows, batch))
+        (project / "models" / f"merge_{batch}.sql").write_text(model_sql(rows, batch, write_mode))
     write_profiles(project, PROFILE, ours_target(SCHEMA))
 
 
@@ -152,7 +156,7 @@ if mode == "setup":
     for table, select in config["targets"].items():
         spark.sql(
             f"create table raw.bench.{table} using iceberg partitioned by (days(event_ts)) "
-            f"as {select}"
+            f"tblproperties ('write.merge.mode' = '{config['write_mode']}') as {select}"
         )
 elif mode == "merge":
     table = sys.argv[3]
@@ -173,10 +177,11 @@ spark.stop()
 '''
 
 
-def raw_config(warehouse: Path, rows: int, batches: list[int]) -> dict:
+def raw_config(warehouse: Path, rows: int, batches: list[int], write_mode: str) -> dict:
     conf = raw_spark_conf(warehouse)
     return {
         "conf": conf,
+        "write_mode": write_mode,
         "targets": {f"merge_{b}": target_sql(rows) for b in batches},
         "merges": {
             f"merge_{b}": (
@@ -249,6 +254,12 @@ def main() -> None:
         default="1000000,100000",
         help="batch sizes, comma separated (default %(default)s)",
     )
+    parser.add_argument(
+        "--write-mode",
+        choices=["copy-on-write", "merge-on-read"],
+        default="copy-on-write",
+        help="write.merge.mode of both sides' tables (default %(default)s, Iceberg's default)",
+    )
     args = parser.parse_args()
     rows: int = args.rows
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
@@ -257,7 +268,7 @@ def main() -> None:
     project, warehouse = work / "ours", work / "raw-warehouse"
     script, config = work / "raw_merge.py", work / "raw_config.json"
     script.write_text(RAW_SCRIPT)
-    config.write_text(json.dumps(raw_config(warehouse, rows, batches), indent=1))
+    config.write_text(json.dumps(raw_config(warehouse, rows, batches, args.write_mode), indent=1))
     raw_command = [sys.executable, str(script), str(config)]
 
     series = {
@@ -277,7 +288,7 @@ def main() -> None:
             return built[side][1]
         log = work / f"{side}-setup-{round_no}.log"
         if side == "ours":
-            ours_project(project, rows, batches)
+            ours_project(project, rows, batches, args.write_mode)
             sample = run_timed(dbt_command("run", project=project), project, log=log)
             settle(project)
         else:
@@ -361,7 +372,8 @@ def main() -> None:
             (f"{case} (node vs statement)", s["node"], s["statement"], "<=1.00x"),
         ]
     report(
-        "merge: dbt-lakehouse incremental merge vs raw MERGE, days(event_ts) x 30, cold",
+        f"merge: dbt-lakehouse incremental merge vs raw MERGE, days(event_ts) x 30, "
+        f"{args.write_mode}, cold",
         table,
     )
     for batch in batches:
