@@ -22,7 +22,6 @@ from dbt_common.clients.jinja import extract_toplevel_blocks
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
-from dbt.adapters.lakehouse.cursor import statement_conf
 from dbt.adapters.lakehouse.exceptions import check_failure_sql, failed_check_message
 from dbt.adapters.lakehouse.incremental import (
     TypeChange,
@@ -33,6 +32,7 @@ from dbt.adapters.lakehouse.incremental import (
     validate_model_columns,
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation
+from dbt.adapters.lakehouse.scopedconf import statement_conf, statement_plan_conf
 from dbt.include import lakehouse
 
 OURS = Path(lakehouse.PACKAGE_PATH) / "macros" / "materializations" / "incremental"
@@ -196,6 +196,25 @@ def test_merge_single_key_is_null_safe_and_updates_every_column() -> None:
     assert "`tags` = DBT_INTERNAL_SOURCE.`tags`" in sql
     assert f"when not matched then insert ({COLS})" in sql
     assert "delete" not in sql
+
+
+def test_merge_lets_spark_hash_the_new_rows_instead_of_sorting_the_target() -> None:
+    raw = Renderer({}).context["lakehouse__get_incremental_merge_sql"](_args())
+    assert statement_plan_conf(str(raw)) == {
+        "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"
+    }
+    assert statement_conf(str(raw)) == {}
+
+
+def test_merge_joins_on_equality_when_the_new_keys_hold_no_null() -> None:
+    # The same rows match as with <=> (a non-NULL key never matches a NULL one), and Spark
+    # joins on the key itself instead of on coalesce(key) and isnull(key).
+    sql = Renderer({}).strategy("merge", unique_key=["id", "region"], null_safe_keys=False)
+    assert (
+        "on (DBT_INTERNAL_SOURCE.id = DBT_INTERNAL_DEST.id) and "
+        "(DBT_INTERNAL_SOURCE.region = DBT_INTERNAL_DEST.region)"
+    ) in sql
+    assert "<=>" not in sql
 
 
 def test_merge_composite_key_and_predicates() -> None:

@@ -4,8 +4,8 @@ One statement per `spark.sql` call (a batch is split on `;` outside quotes). Res
 collected on fetch, so a DDL or DML statement runs exactly once, at `execute`. A statement that
 loses an Iceberg commit race to another writer is run again with backoff: the failed attempt
 committed nothing, so a re-run cannot double-apply.
-A statement may carry Spark confs scoped to it alone (`-- lakehouse:conf k=v` lines); those
-statements run one at a time, since the session and its conf are shared by all dbt threads.
+A statement may carry Spark confs scoped to it alone (`-- lakehouse:conf k=v` and
+`-- lakehouse:plan k=v` lines, scopedconf.py).
 A statement that can commit an Iceberg snapshot commits it under the dbt invocation and node
 (lineage.py), and the cursor keeps that snapshot's id for dbt's adapter_response.
 """
@@ -17,7 +17,6 @@ import decimal
 import json
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from dbt.adapters.lakehouse.exceptions import (
     engine_error_type,
 )
 from dbt.adapters.lakehouse.lineage import commit_lineage, commit_target, committed_snapshot
+from dbt.adapters.lakehouse.scopedconf import statement_scope
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,18 +74,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return value
-
-
-# A statement may carry Spark SQL confs that hold for it alone, one per line:
-#   -- lakehouse:conf spark.sql.sources.partitionOverwriteMode=dynamic
-# Every statement carrying one runs under this process-wide lock.
-SCOPED_CONF_LOCK = threading.Lock()
-_SCOPED_CONF_LINE = re.compile(r"^\s*--\s*lakehouse:conf\s+([\w.\-]+)\s*=\s*(\S+)\s*$", re.M)
-
-
-def statement_conf(statement: str) -> dict[str, str]:
-    """The statement-scoped confs a statement asks for (see SCOPED_CONF_LOCK)."""
-    return dict(_SCOPED_CONF_LINE.findall(statement))
 
 
 class LakehouseCursor:
@@ -181,24 +169,8 @@ class LakehouseCursor:
                 self._sleep(delay)
 
     def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
-        scoped = statement_conf(statement)
-        if not scoped:
+        with statement_scope(self._spark, statement):
             return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
-        # The conf is session-wide and every dbt thread shares the session: hold the lock from
-        # setting it until the statement has run (DML runs eagerly inside spark.sql), so no
-        # other scoped statement sees or changes it meanwhile.
-        with SCOPED_CONF_LOCK:
-            previous = {key: self._spark.conf.get(key, None) for key in scoped}
-            try:
-                for key, value in scoped.items():
-                    self._spark.conf.set(key, value)
-                return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
-            finally:
-                for key, earlier in previous.items():
-                    if earlier is None:
-                        self._spark.conf.unset(key)
-                    else:
-                        self._spark.conf.set(key, earlier)
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:

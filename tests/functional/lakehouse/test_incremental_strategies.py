@@ -19,6 +19,13 @@ from dbt.tests.util import run_dbt
 
 from functional.lakehouse.tables import current_snapshot, expect, rows, snapshot_count, table
 
+
+def merge_sql(project, model: str) -> str:
+    """The main statement dbt ran for a model's last run (dbt writes it under target/run)."""
+    (path,) = Path(project.project_root, "target", "run").glob(f"*/models/{model}.sql")
+    return path.read_text()
+
+
 # ---- merge: composite keys, NULL keys, full refresh --------------------------------------------
 
 COMPOSITE_SQL = """
@@ -31,6 +38,19 @@ select id, region, v from values
   (1, 'eu', 'a2'), (2, 'us', 'd2'), (3, cast(null as string), 'n2')
 {% else %}
   (1, 'us', 'b3'), (4, 'eu', 'e3'), (3, cast(null as string), 'n3')
+{% endif %}
+  as t(id, region, v)
+"""
+
+# The target holds a NULL key; the later batches hold none, so their merge joins on `=`: the
+# NULL row is neither matched nor duplicated.
+NULL_FREE_BATCH_SQL = """
+{{ config(materialized='incremental', unique_key=['id', 'region']) }}
+select id, region, v from values
+{% if var('run', 1) == 1 %}
+  (1, 'eu', 'a1'), (3, cast(null as string), 'n1')
+{% else %}
+  (1, 'eu', 'a{{ var('run') }}'), (3, 'eu', 'e{{ var('run') }}')
 {% endif %}
   as t(id, region, v)
 """
@@ -55,7 +75,11 @@ select {{ var('run', 1) }} as run
 class TestCompositeKeyMerge:
     @pytest.fixture(scope="class")
     def models(self):
-        return {"composite.sql": COMPOSITE_SQL, "custom.sql": CUSTOM_SQL}
+        return {
+            "composite.sql": COMPOSITE_SQL,
+            "custom.sql": CUSTOM_SQL,
+            "null_free_batch.sql": NULL_FREE_BATCH_SQL,
+        }
 
     @pytest.fixture(scope="class")
     def macros(self):
@@ -77,10 +101,22 @@ class TestCompositeKeyMerge:
             + [(3, None, "n3"), (4, "eu", "e3")],
         )
         expect(rows(project, "custom"), [(1,), (2,), (2,), (3,), (3,)])
+        expect(
+            rows(project, "null_free_batch"), [(1, "eu", "a3"), (3, None, "n1"), (3, "eu", "e3")]
+        )
+        # Run 3's merges as dbt wrote them: `=` for the batch without a NULL key only.
+        run_sql = {
+            name: " ".join(merge_sql(project, name).split())
+            for name in ("composite", "null_free_batch")
+        }
+        assert "DBT_INTERNAL_SOURCE.region <=> DBT_INTERNAL_DEST.region" in run_sql["composite"]
+        assert "DBT_INTERNAL_SOURCE.region = DBT_INTERNAL_DEST.region" in run_sql["null_free_batch"]
+        assert "<=>" not in run_sql["null_free_batch"]
         # Full refresh is CREATE OR REPLACE: the table's history survives it.
         before = snapshot_count(project, "composite")
         run_dbt(["run", "--vars", "{run: 3}", "--full-refresh"])
         expect(rows(project, "composite"), [(1, "us", "b3"), (3, None, "n3"), (4, "eu", "e3")])
+        expect(rows(project, "null_free_batch"), [(1, "eu", "a3"), (3, "eu", "e3")])
         assert snapshot_count(project, "composite") == before + 1
         expect(rows(project, "custom"), [(3,)])
 

@@ -51,8 +51,9 @@
     {%- if materialize_source -%}
       {%- do adapter.materialize_temp_view(tmp_relation.identifier) -%}
     {%- endif -%}
+    {%- set new_keys_may_be_null = true -%}
     {%- if strategy == 'merge' and not config.get('latest_by') -%}
-      {%- do lakehouse_assert_unique_keys(tmp_relation, unique_key) -%}
+      {%- set new_keys_may_be_null = lakehouse_check_new_keys(tmp_relation, unique_key) -%}
     {%- endif -%}
     {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
     {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}
@@ -61,7 +62,8 @@
           'temp_relation': tmp_relation,
           'unique_key': unique_key,
           'dest_columns': dest_columns,
-          'incremental_predicates': incremental_predicates}) -%}
+          'incremental_predicates': incremental_predicates,
+          'null_safe_keys': new_keys_may_be_null}) -%}
   {%- endif -%}
 
   {%- call statement('main') -%}

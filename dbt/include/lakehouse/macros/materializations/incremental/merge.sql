@@ -1,7 +1,8 @@
 {% macro lakehouse__get_incremental_merge_sql(arg_dict) %}
-  {{ return(get_merge_sql(arg_dict['target_relation'], arg_dict['temp_relation'],
-                          arg_dict['unique_key'], arg_dict['dest_columns'],
-                          arg_dict['incremental_predicates'])) }}
+  {{ return(adapter.dispatch('get_merge_sql', 'dbt')(
+      arg_dict['target_relation'], arg_dict['temp_relation'], arg_dict['unique_key'],
+      arg_dict['dest_columns'], arg_dict['incremental_predicates'],
+      null_safe_keys=arg_dict.get('null_safe_keys', true))) }}
 {% endmacro %}
 
 {% macro lakehouse__get_merge_update_columns(merge_update_columns, merge_exclude_columns, dest_columns) %}
@@ -9,9 +10,12 @@
   {{ return(default__get_merge_update_columns(merge_update_columns, merge_exclude_columns, dest_columns)) }}
 {% endmacro %}
 
-{% macro lakehouse__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates=none) %}
+{% macro lakehouse__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates=none, null_safe_keys=true) %}
   {#- Keys match null-safely (<=>): a NULL key updates its earlier row instead of piling up
-      duplicates run after run. The new rows pass through lakehouse_merge_new_rows
+      duplicates run after run. When the new rows are known to hold no NULL key
+      (null_safe_keys=false, from lakehouse_check_new_keys) plain `=` matches the same rows,
+      and Spark joins on the key itself rather than on (coalesce(key), isnull(key)) computed
+      for every target row. The new rows pass through lakehouse_merge_new_rows
       (latest_by, delete_condition) inside the USING subquery, so `op = 'd'` never clashes
       with a target column of the same name. -#}
   {%- set predicates = [] if incremental_predicates is none else [] + incremental_predicates -%}
@@ -21,7 +25,7 @@
   {%- set delete_condition = config.get('delete_condition') -%}
   {%- set keys = lakehouse_key_columns(unique_key) -%}
   {%- for key in keys -%}
-    {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' <=> DBT_INTERNAL_DEST.' ~ key) -%}
+    {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ (' <=> ' if null_safe_keys else ' = ') ~ 'DBT_INTERNAL_DEST.' ~ key) -%}
   {%- endfor -%}
   {%- if not keys -%}
     {%- do predicates.append('FALSE') -%}
@@ -29,6 +33,11 @@
   {%- set insert_cols = dest_columns | map(attribute='quoted') | list -%}
   {%- set sql_header = config.get('sql_header') -%}
   {{ sql_header if sql_header is not none }}
+  {#- The new rows are usually far fewer than the target's: once the shuffle has measured them,
+      Spark may build a hash table of each partition of theirs (up to 64 MB, its advisory
+      partition size) instead of sorting every target row the merge reads. A larger batch
+      keeps the sort-merge join. A planner setting only, shared with concurrent merges. #}
+  -- lakehouse:plan spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold=64MB
   merge into {{ target }} as DBT_INTERNAL_DEST
   {%- if delete_condition or config.get('latest_by') %}
   using (
@@ -118,22 +127,29 @@
   {{ (order or ['1']) | join(', ') }}
 {%- endmacro %}
 
-{% macro lakehouse_assert_unique_keys(source, unique_key) %}
+{% macro lakehouse_check_new_keys(source, unique_key) %}
   {#- merge without latest_by needs one new row per key. Iceberg's own check only sees keys
       that match the target; repeated new keys would be inserted twice. One aggregate over
-      the (materialized) new rows finds them before anything is written. -#}
+      the (materialized) new rows fails on a repeated key before anything is written, and
+      counts the keys holding a NULL on the way. Returns whether any new key holds a NULL. -#}
   {%- set keys = lakehouse_key_columns(unique_key) -%}
+  {%- set key_is_null = [] -%}
+  {%- for key in keys -%}
+    {%- do key_is_null.append(key ~ ' is null') -%}
+  {%- endfor -%}
   {%- set sql -%}
-    select {{ lakehouse_repeated_key_error(keys, '__dbt_lakehouse_key_rows') }}
+    select count(*) as null_keys
     from (
       select {{ keys | join(', ') }}, count(*) as __dbt_lakehouse_key_rows
       from {{ source }}
       group by {{ keys | join(', ') }}
-      having count(*) > 1
-      limit 1
-    ) as DBT_INTERNAL_REPEATED
+    ) as DBT_INTERNAL_KEYS
+    where case when __dbt_lakehouse_key_rows > 1
+      then {{ lakehouse_repeated_key_error(keys, '__dbt_lakehouse_key_rows') }}
+      else {{ key_is_null | join(' or ') }} end
   {%- endset -%}
-  {%- do run_query(sql) -%}
+  {%- set null_keys = run_query(sql).columns[0].values()[0] -%}
+  {{ return(null_keys > 0) }}
 {% endmacro %}
 
 {% macro lakehouse_repeated_key_error(keys, count_sql) -%}
