@@ -15,6 +15,8 @@ process. Peak RSS is that of each process tree. Goal: ours <= 1.0x raw. The last
 are checked once at the end (row count = rows + inserted, updated rows = half a batch).
 --write-mode sets `write.merge.mode` on both sides' tables: copy-on-write (Iceberg's default)
 rewrites every data file a batch touches; merge-on-read writes position deletes and new files.
+Our MERGE statement carries one planner setting (AQE's shuffled-hash-join threshold, 64 MB);
+--raw-hash-join gives it to the raw session too, to show what it is worth on its own.
 
     .venv/bin/python bench/merge.py --rounds 3
     .venv/bin/python bench/merge.py --rows 200000 --batches 20000,2000 --rounds 1   # quick look
@@ -177,8 +179,14 @@ spark.stop()
 '''
 
 
-def raw_config(warehouse: Path, rows: int, batches: list[int], write_mode: str) -> dict:
-    conf = raw_spark_conf(warehouse)
+# The planner setting dbt-lakehouse's MERGE statement carries (merge.sql), for --raw-hash-join.
+OURS_MERGE_PLAN_CONF = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"}
+
+
+def raw_config(
+    warehouse: Path, rows: int, batches: list[int], write_mode: str, hash_join: bool
+) -> dict:
+    conf = {**raw_spark_conf(warehouse), **(OURS_MERGE_PLAN_CONF if hash_join else {})}
     return {
         "conf": conf,
         "write_mode": write_mode,
@@ -260,6 +268,11 @@ def main() -> None:
         default="copy-on-write",
         help="write.merge.mode of both sides' tables (default %(default)s, Iceberg's default)",
     )
+    parser.add_argument(
+        "--raw-hash-join",
+        action="store_true",
+        help="give the raw session the planner setting dbt-lakehouse's MERGE carries",
+    )
     args = parser.parse_args()
     rows: int = args.rows
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
@@ -268,7 +281,8 @@ def main() -> None:
     project, warehouse = work / "ours", work / "raw-warehouse"
     script, config = work / "raw_merge.py", work / "raw_config.json"
     script.write_text(RAW_SCRIPT)
-    config.write_text(json.dumps(raw_config(warehouse, rows, batches, args.write_mode), indent=1))
+    raw = raw_config(warehouse, rows, batches, args.write_mode, args.raw_hash_join)
+    config.write_text(json.dumps(raw, indent=1))
     raw_command = [sys.executable, str(script), str(config)]
 
     series = {
@@ -373,7 +387,8 @@ def main() -> None:
         ]
     report(
         f"merge: dbt-lakehouse incremental merge vs raw MERGE, days(event_ts) x 30, "
-        f"{args.write_mode}, cold",
+        f"{args.write_mode}{', raw with the hash-join setting' if args.raw_hash_join else ''}, "
+        "cold",
         table,
     )
     for batch in batches:
