@@ -161,9 +161,21 @@ def iceberg_jar() -> str:
     return str(iceberg_runtime_jar())
 
 
-def peer_target(schema: str, warehouse: Path, threads: int = 4) -> dict:
+# What a dbt-spark user sets to run locally at all: Spark's own defaults for everything else.
+PEER_OUT_OF_THE_BOX_CONF = {
+    key: SHARED_SPARK_CONF[key]
+    for key in ("spark.master", "spark.driver.memory", "spark.sql.session.timeZone")
+}
+
+
+def peer_target(
+    schema: str, warehouse: Path, threads: int = 4, spark_defaults: bool = False
+) -> dict:
     """dbt-spark `method: session` with the same Iceberg runtime jar, a hadoop catalog as the
-    session's default catalog (the peer has no catalog of its own to name)."""
+    session's default catalog (the peer has no catalog of its own to name).
+
+    The peer gets our engine settings (SHARED_SPARK_CONF), unless `spark_defaults`: then
+    Spark's own defaults, as a dbt-spark user gets them (200 shuffle partitions, the UI on)."""
     return {
         "type": "spark",
         "method": "session",
@@ -171,7 +183,7 @@ def peer_target(schema: str, warehouse: Path, threads: int = 4) -> dict:
         "schema": schema,
         "threads": threads,
         "server_side_parameters": {
-            **SHARED_SPARK_CONF,
+            **(PEER_OUT_OF_THE_BOX_CONF if spark_defaults else SHARED_SPARK_CONF),
             "spark.jars": iceberg_jar(),
             "spark.sql.extensions": (
                 "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -288,6 +300,12 @@ def common_args(description: str, rounds: int = 3) -> argparse.ArgumentParser:
         type=Path,
         default=Path(os.environ.get("BENCH_WORK", "/tmp/dbt-lakehouse-bench")),
         help="scratch folder for projects and warehouses (default %(default)s)",
+    )
+    parser.add_argument(
+        "--peer-spark-defaults",
+        action="store_true",
+        help="run the peer on Spark's own defaults, as dbt-spark users get them, instead of "
+        "our engine settings (shuffle partitions, UI)",
     )
     return parser
 

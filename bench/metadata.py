@@ -160,7 +160,11 @@ def main() -> None:
         warehouse = work / "peer-warehouse"
         shutil.rmtree(warehouse, ignore_errors=True)
         warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
-        write_profiles(project, PROFILE, peer_target(SCHEMA, warehouse))
+        write_profiles(
+            project,
+            PROFILE,
+            peer_target(SCHEMA, warehouse, spark_defaults=args.peer_spark_defaults),
+        )
         sample = run_timed(
             dbt_command("run", project=project), project, log=work / f"peer-{round_no}.log"
         )

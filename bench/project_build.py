@@ -63,14 +63,19 @@ def main() -> None:
         warehouse = work / "peer-warehouse"
         shutil.rmtree(warehouse, ignore_errors=True)
         warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
-        write_profiles(project, PROFILE, peer_target("jaffle", warehouse))
+        write_profiles(
+            project,
+            PROFILE,
+            peer_target("jaffle", warehouse, spark_defaults=args.peer_spark_defaults),
+        )
         return run_timed(
             dbt_command("build", project=project), project, log=work / f"peer-{round_no}.log"
         )
 
     alternate(args.rounds, [(ours, run_ours), (peer, run_peer)])
     report(
-        "project build: examples/jaffle_lakehouse `dbt build`, cold",
+        "project build: examples/jaffle_lakehouse `dbt build`, cold"
+        + (", the peer on Spark's defaults" if args.peer_spark_defaults else ""),
         [("sample project dbt build", ours, peer, "<=0.60x")],
     )
 

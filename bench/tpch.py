@@ -146,7 +146,13 @@ def main() -> None:
             warehouse = work / "peer-warehouse"
             shutil.rmtree(warehouse, ignore_errors=True)
             warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
-            write_profiles(project, "tpch", peer_target("tpch", warehouse, threads=args.threads))
+            write_profiles(
+                project,
+                "tpch",
+                peer_target(
+                    "tpch", warehouse, threads=args.threads, spark_defaults=args.peer_spark_defaults
+                ),
+            )
         else:
             write_profiles(project, "tpch", ours_target("tpch", threads=args.threads))
         return run_timed(
@@ -155,7 +161,8 @@ def main() -> None:
 
     alternate(args.rounds, [(ours, lambda r: run("ours", r)), (peer, lambda r: run("peer", r))])
     report(
-        f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold",
+        f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold"
+        + (", the peer on Spark's defaults" if args.peer_spark_defaults else ""),
         [(f"TPC-H SF{args.sf:g} dbt run (30 models)", ours, peer, "<=0.70x")],
     )
     print("\nnode times of the last round (target/run_results.json), loads apart from queries:")
