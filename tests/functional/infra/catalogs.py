@@ -14,7 +14,6 @@ or stdin, never a command line.
 
 from __future__ import annotations
 
-import functools
 import os
 import pwd
 import secrets
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functional.infra.servers import ServerError, free_port, parent_death_signal
+from functional.infra.servers import ServerError, dying_with_parent, free_port
 
 STARTUP_TIMEOUT_S = 60.0
 _PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
@@ -136,13 +135,11 @@ class PostgresServer:
             os.chown(self.log_path, as_postgres["user"], as_postgres["group"])
         try:
             self.process = subprocess.Popen(
-                command,
+                # SIGINT: PostgreSQL's fast shutdown.
+                dying_with_parent(command, signal.SIGINT),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.root,
-                # After the child has become the postgres user (a change of user clears the
-                # parent-death signal): SIGINT, PostgreSQL's fast shutdown.
-                preexec_fn=functools.partial(parent_death_signal, signal.SIGINT),
                 **as_postgres,
             )
         finally:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functional.infra.servers import ServerError, _die_with_parent, _stop_process, _tail, free_port
+from functional.infra.servers import ServerError, _stop_process, _tail, dying_with_parent, free_port
 
 STARTUP_TIMEOUT_S = 120.0
 
@@ -66,11 +66,10 @@ class SparkCluster:
         with self.log_path(name).open("wb") as log:
             self.processes.append(
                 subprocess.Popen(
-                    command,
+                    dying_with_parent(command),
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=self._env(),
-                    preexec_fn=_die_with_parent,
                 )
             )
 

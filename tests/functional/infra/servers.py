@@ -10,7 +10,6 @@ Secrets reach the children through their environment, never their command line.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import secrets
@@ -21,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,16 +57,20 @@ def _tail(path: Path, lines: int = 20) -> str:
         return "(no log)"
 
 
-def parent_death_signal(sig: int) -> None:
-    """Runs in the child before exec: on Linux, the kernel sends it `sig` when the test process
-    that started it dies, so a test run killed before its fixtures' teardown leaves no server."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, sig)
+def dying_with_parent(command: Sequence[str], sig: int = signal.SIGTERM) -> list[str]:
+    """`command`, started so that on Linux the kernel sends it `sig` when the test process that
+    started it dies: a test run killed before its fixtures' teardown leaves no server.
 
-
-def _die_with_parent() -> None:
-    parent_death_signal(signal.SIGTERM)
+    Through util-linux's `setpriv`, not a `preexec_fn` calling prctl: a `preexec_fn` makes Python
+    fork() instead of vfork(), and a fork() while the Spark Connect client's gRPC threads run can
+    kill the child before it execs (grpc/grpc#43055; seen as "Epoll1Poller ... epoll_wait error:
+    Bad file descriptor" in the server's log). setpriv sets the signal after any change of user
+    made by Popen, which would clear it.
+    """
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not sys.platform.startswith("linux"):
+        return list(command)
+    return [setpriv, f"--pdeathsig={signal.Signals(sig).name}", "--", *command]
 
 
 def spawn_logged(
@@ -79,12 +82,11 @@ def spawn_logged(
     """A server process writing stdout and stderr to `log_path`, ended with this process."""
     with log_path.open("wb") as log:
         return subprocess.Popen(
-            command,
+            dying_with_parent(command),
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=cwd,
             env=None if env is None else dict(env),
-            preexec_fn=_die_with_parent,
         )
 
 

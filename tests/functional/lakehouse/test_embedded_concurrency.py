@@ -37,7 +37,7 @@ from dbt.adapters.lakehouse.embedded import (
     read_state,
 )
 from dbt.adapters.lakehouse.jars import H2_JARS
-from functional.infra.servers import _die_with_parent
+from functional.infra.servers import dying_with_parent
 from functional.lakehouse.dbt_output import output_text
 
 pytestmark = pytest.mark.only_profile("local")
@@ -154,13 +154,12 @@ def start(run: Run, env: dict[str, str] | None = None, own_group: bool = False) 
     ]
     run.own_group = own_group
     run.process = subprocess.Popen(
-        command,
+        dying_with_parent(command),
         cwd=run.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "LAKEHOUSE_SPARK_LOG": str(run.root / "spark.log"), **(env or {})},
-        preexec_fn=_die_with_parent,
         # Its own process group, so that cleanup can kill dbt and its Spark JVM in one go.
         start_new_session=own_group,
     )
@@ -341,12 +340,13 @@ class TestCatalogHeldByAnotherProgram:
         assert java is not None
         # An H2 console without AUTO_SERVER: it has the file and serves no one.
         foreign = subprocess.Popen(
-            [java, "-cp", catalog.h2_jar, "org.h2.tools.Shell", "-url"]
-            + [catalog.url.replace(";AUTO_SERVER=TRUE", ""), "-user", "", "-password", ""],
+            dying_with_parent(
+                [java, "-cp", catalog.h2_jar, "org.h2.tools.Shell", "-url"]
+                + [catalog.url.replace(";AUTO_SERVER=TRUE", ""), "-user", "", "-password", ""]
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
         )
         try:
             assert prompted(foreign, 60), "the foreign H2 process did not open the catalog"
