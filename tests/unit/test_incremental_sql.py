@@ -82,6 +82,17 @@ class _Adapter:
         return check_failure_sql(message_sql)
 
 
+class _MacroGenerator:
+    """A macro as dbt hands it out: callable, and naming itself in `.macro.unique_id`."""
+
+    def __init__(self, unique_id: str, call: Any) -> None:
+        self.macro = SimpleNamespace(unique_id=unique_id)
+        self._call = call
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+
 class Renderer:
     def __init__(self, config: dict[str, Any], model: dict[str, Any] | None = None) -> None:
         self.context: dict[str, Any] = {
@@ -98,17 +109,18 @@ class Renderer:
             DBT_INCREMENTAL / "merge.sql",
             DBT_INCREMENTAL / "column_helpers.sql",
         ]
-        blocks: dict[str, str] = {}
+        blocks: dict[str, tuple[str, str]] = {}  # name -> (package, source)
         for path in paths:
+            package = "dbt_lakehouse" if path.is_relative_to(OURS) else "dbt"
             for block in extract_toplevel_blocks(
                 path.read_text(), allowed_blocks={"macro"}, collect_raw_data=False
             ):
-                blocks.setdefault(block.block_name, block.full_block)  # ours come first
+                blocks.setdefault(block.block_name, (package, block.full_block))  # ours first
         # Jinja copies the globals when a template is built: every name must be there first.
         self._macros: dict[str, Any] = {}
-        for name in blocks:
-            self.context[name] = self._callable(name)
-        for name, source in blocks.items():
+        for name, (package, _) in blocks.items():
+            self.context[name] = _MacroGenerator(f"macro.{package}.{name}", self._callable(name))
+        for name, (_, source) in blocks.items():
             template = env.from_string(source, globals=self.context)
             self._macros[name] = getattr(template.module, name)
 
@@ -215,6 +227,22 @@ def test_merge_joins_on_equality_when_the_new_keys_hold_no_null() -> None:
         "(DBT_INTERNAL_SOURCE.region = DBT_INTERNAL_DEST.region)"
     ) in sql
     assert "<=>" not in sql
+
+
+def test_a_projects_get_merge_sql_is_called_with_dbts_arguments_only() -> None:
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def own_merge(*args: Any, **kwargs: Any) -> str:
+        calls.append((args, kwargs))
+        return "merge the project's way"
+
+    renderer = Renderer({})
+    renderer.context["lakehouse__get_merge_sql"] = _MacroGenerator(
+        "macro.my_project.lakehouse__get_merge_sql", own_merge
+    )
+    sql = renderer.strategy("merge", unique_key="id", null_safe_keys=False)
+    assert sql == "merge the project's way"
+    assert calls == [((TARGET, TEMP, "id", COLUMNS, None), {})]
 
 
 def test_merge_composite_key_and_predicates() -> None:

@@ -121,6 +121,45 @@ class TestCompositeKeyMerge:
         expect(rows(project, "custom"), [(3,)])
 
 
+# A project's own get_merge_sql, with dbt's signature: it is called without the keyword our own
+# macro takes (null_safe_keys), and its statement is the one that runs.
+OWN_MERGE_MACRO = """
+{% macro lakehouse__get_merge_sql(target, source, unique_key, dest_columns,
+                                  incremental_predicates=none) %}
+  -- the project's own merge
+  {{ default__get_merge_sql(target, source, unique_key, dest_columns,
+                            incremental_predicates) }}
+{% endmacro %}
+"""
+
+OWN_MERGE_SQL = """
+{{ config(materialized='incremental', unique_key='id') }}
+select id, v from values
+{% if var('run', 1) == 1 %} (1, 'a'), (2, 'b') {% else %} (1, 'a2'), (3, 'c') {% endif %}
+  as t(id, v)
+"""
+
+
+# Jinja only: one profile is enough.
+@pytest.mark.only_profile("local")
+class TestProjectsOwnMergeSql:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"own_merge.sql": OWN_MERGE_SQL}
+
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"own_merge.sql": OWN_MERGE_MACRO}
+
+    def test_override_with_dbts_signature_runs(self, project):
+        run_dbt(["run"])
+        run_dbt(["run", "--vars", "{run: 2}"])
+        expect(rows(project, "own_merge"), [(1, "a2"), (2, "b"), (3, "c")])
+        assert "-- the project's own merge" in merge_sql(project, "own_merge")
+        run_dbt(["run", "--vars", "{run: 2}", "--full-refresh"])
+        expect(rows(project, "own_merge"), [(1, "a2"), (3, "c")])
+
+
 # ---- merge: CDC deletes, latest_by, repeated keys ------------------------------------------------
 
 CDC_SQL = """

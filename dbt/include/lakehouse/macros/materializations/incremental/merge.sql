@@ -1,8 +1,13 @@
 {% macro lakehouse__get_incremental_merge_sql(arg_dict) %}
-  {{ return(adapter.dispatch('get_merge_sql', 'dbt')(
-      arg_dict['target_relation'], arg_dict['temp_relation'], arg_dict['unique_key'],
-      arg_dict['dest_columns'], arg_dict['incremental_predicates'],
-      null_safe_keys=arg_dict.get('null_safe_keys', true))) }}
+  {%- set merge_sql = adapter.dispatch('get_merge_sql', 'dbt') -%}
+  {%- set args = [arg_dict['target_relation'], arg_dict['temp_relation'], arg_dict['unique_key'],
+                  arg_dict['dest_columns'], arg_dict['incremental_predicates']] -%}
+  {#- Only our own get_merge_sql takes null_safe_keys: a project's override has dbt's signature. -#}
+  {%- if merge_sql.macro.unique_id == 'macro.dbt_lakehouse.lakehouse__get_merge_sql' -%}
+    {{ return(merge_sql(*args, null_safe_keys=arg_dict.get('null_safe_keys', true))) }}
+  {%- else -%}
+    {{ return(merge_sql(*args)) }}
+  {%- endif -%}
 {% endmacro %}
 
 {% macro lakehouse__get_merge_update_columns(merge_update_columns, merge_exclude_columns, dest_columns) %}
