@@ -20,21 +20,31 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import contextmanager, nullcontext
+from typing import Any, NamedTuple
 
 EXCLUSIVE_LOCK = threading.Lock()
 _LINE = re.compile(r"^\s*--\s*lakehouse:(conf|plan)\s+([\w.\-]+)\s*=\s*(\S+)\s*$", re.M)
 
 
+class StatementConfs(NamedTuple):
+    exclusive: dict[str, str]  # `conf` lines: confs that hold for the statement alone
+    plan: dict[str, str]  # `plan` lines: planner settings it may share
+
+
+def statement_confs(statement: str) -> StatementConfs:
+    confs = StatementConfs({}, {})
+    for kind, key, value in _LINE.findall(statement):
+        (confs.exclusive if kind == "conf" else confs.plan)[key] = value
+    return confs
+
+
 def statement_conf(statement: str) -> dict[str, str]:
-    """The `conf` lines of a statement: confs that hold for it alone."""
-    return {key: value for kind, key, value in _LINE.findall(statement) if kind == "conf"}
+    return statement_confs(statement).exclusive
 
 
 def statement_plan_conf(statement: str) -> dict[str, str]:
-    """The `plan` lines of a statement: planner settings it may share."""
-    return {key: value for kind, key, value in _LINE.findall(statement) if kind == "plan"}
+    return statement_confs(statement).plan
 
 
 class _SharedPlanConf:
@@ -42,7 +52,7 @@ class _SharedPlanConf:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        # key -> [value, statements holding it, value before it was set]
+        # key -> [value, how many running statements hold it]
         self._held: dict[str, list[Any]] = {}
 
     @contextmanager
@@ -60,7 +70,7 @@ class _SharedPlanConf:
                     self._held[key][1] += 1
                 elif spark.conf.get(key, None) is None:  # the user's own value wins
                     spark.conf.set(key, value)
-                    self._held[key] = [value, 1, None]
+                    self._held[key] = [value, 1]
                 else:
                     continue
                 taken.append(key)
@@ -83,8 +93,8 @@ SHARED_PLAN_CONF = _SharedPlanConf()
 @contextmanager
 def statement_scope(spark: Any, statement: str) -> Iterator[None]:
     """Run the body with the statement's own confs set (see the module docstring)."""
-    exclusive, plan = statement_conf(statement), statement_plan_conf(statement)
-    with SHARED_PLAN_CONF.hold(spark, plan) if plan else _nothing():
+    exclusive, plan = statement_confs(statement)
+    with SHARED_PLAN_CONF.hold(spark, plan) if plan else nullcontext():
         if not exclusive:
             yield
             return
@@ -100,8 +110,3 @@ def statement_scope(spark: Any, statement: str) -> Iterator[None]:
                         spark.conf.unset(key)
                     else:
                         spark.conf.set(key, earlier)
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
