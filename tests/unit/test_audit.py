@@ -99,7 +99,7 @@ def test_tables_are_recorded_once_in_the_order_written() -> None:
 def test_table_names_are_quoted_for_sql_and_procedures() -> None:
     table = TableName("cat", "my`ns", "t")
     assert table.sql_name == "`cat`.`my``ns`.`t`"
-    assert table.in_catalog == "`my``ns`.`t`"
+    assert table.in_catalog == "'`my``ns`.`t`'"
     assert str(table) == "cat.my`ns.t"
 
 

@@ -297,8 +297,7 @@ def publish(spark: Any, states: Sequence[BranchState], branch: str) -> list[str]
         if state.main is None or state.main.snapshot_id != state.branch.snapshot_id:
             try:
                 spark.sql(
-                    f"CALL {table.procedures}.fast_forward("
-                    f"'{table.in_catalog}', 'main', '{branch}')"
+                    f"CALL {table.procedures}.fast_forward({table.in_catalog}, 'main', '{branch}')"
                 ).collect()
             except Exception as exc:
                 done = ", ".join(published) or "none"

@@ -11,6 +11,11 @@ def quote(part: str) -> str:
     return "`{}`".format(part.replace("`", "``"))
 
 
+def string_literal(value: str) -> str:
+    """A Spark SQL string literal (backslash escapes, as Spark parses by default)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 @dataclass(frozen=True)
 class TableName:
     catalog: str
@@ -28,10 +33,9 @@ class TableName:
 
     @property
     def in_catalog(self) -> str:
-        """The name Iceberg's procedures take inside their catalog, as a string literal's
-        contents: `ns`.`t`."""
-        inner = f"{quote(self.namespace)}.{quote(self.name)}"
-        return inner.replace("\\", "\\\\").replace("'", "\\'")
+        """The name Iceberg's procedures take inside their catalog, as a string literal:
+        '`ns`.`t`'."""
+        return string_literal(f"{quote(self.namespace)}.{quote(self.name)}")
 
     @property
     def procedures(self) -> str:

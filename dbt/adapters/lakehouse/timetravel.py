@@ -28,6 +28,8 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
+from dbt.adapters.lakehouse.tablename import TableName, string_literal
+
 Query = Callable[[str], list[tuple[Any, ...]]]
 
 AS_OF_KEYS = ("timestamp", "snapshot_id", "ref_name")
@@ -61,10 +63,10 @@ class AsOf:
     @property
     def clause(self) -> str:
         if self.key == "timestamp":
-            return f"TIMESTAMP AS OF {_sql_string(str(self.value))}"
+            return f"TIMESTAMP AS OF {string_literal(str(self.value))}"
         if self.key == "snapshot_id":
             return f"VERSION AS OF {int(self.value)}"
-        return f"VERSION AS OF {_sql_string(str(self.value))}"
+        return f"VERSION AS OF {string_literal(str(self.value))}"
 
     def describe(self) -> str:
         if self.key == "snapshot_id":
@@ -73,10 +75,6 @@ class AsOf:
 
     def as_config(self) -> dict[str, str | int]:
         return {self.key: self.value}
-
-
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # ---- parsing what the user wrote ---------------------------------------------------------------
@@ -267,7 +265,7 @@ def check_as_of(query: Query, table: str, as_of: AsOf) -> None:
     """Fail, naming the table, unless the table has the point `as_of` reads."""
     if as_of.key == "timestamp":
         rows = query(
-            f"select unix_millis(cast({_sql_string(str(as_of.value))} as timestamp)), "
+            f"select unix_millis(cast({string_literal(str(as_of.value))} as timestamp)), "
             f"snapshot_id, unix_millis(made_current_at) from {table}.history"
         )
         log = [LogEntry(int(r[1]), int(r[2])) for r in rows]
@@ -355,7 +353,7 @@ def read_history(query: Query, table: str) -> TableHistory:
 
 def timestamp_millis(query: Query, timestamp: str) -> int:
     """A timestamp literal in epoch milliseconds, read by Spark as its procedures read it."""
-    return int(query(f"select unix_millis(cast({_sql_string(timestamp)} as timestamp))")[0][0])
+    return int(query(f"select unix_millis(cast({string_literal(timestamp)} as timestamp))")[0][0])
 
 
 @dataclass(frozen=True)
@@ -438,15 +436,14 @@ def why_not_ancestor(history: TableHistory, target: Snapshot, line: list[Snapsho
 
 def rollback_sql(catalog: str, namespace: str, table: str, plan: RollbackPlan, to: AsOf) -> str:
     """The Iceberg procedure call that moves main as planned."""
-    quoted = ".".join("`" + part.replace("`", "``") + "`" for part in (namespace, table))
-    procedure = "`" + catalog.replace("`", "``") + "`.system"
+    name = TableName(catalog, namespace, table)
     if to.key == "timestamp":
         return (
-            f"call {procedure}.rollback_to_timestamp({_sql_string(quoted)}, "
-            f"TIMESTAMP {_sql_string(str(to.value))})"
+            f"call {name.procedures}.rollback_to_timestamp({name.in_catalog}, "
+            f"TIMESTAMP {string_literal(str(to.value))})"
         )
     return (
-        f"call {procedure}.rollback_to_snapshot({_sql_string(quoted)}, {plan.target.snapshot_id})"
+        f"call {name.procedures}.rollback_to_snapshot({name.in_catalog}, {plan.target.snapshot_id})"
     )
 
 
