@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from dbt.adapters.lakehouse import compactionscope as cs
 from dbt.adapters.lakehouse import maintenance as m
 
 DAY = 86_400_000
@@ -415,7 +416,7 @@ DESCRIBED = [
 
 
 def test_the_current_spec_and_columns_come_from_describe():
-    columns, fields = m.parse_describe(DESCRIBED)
+    columns, fields = cs.parse_describe(DESCRIBED)
     assert columns == {
         "id": "bigint",
         "ts": "timestamp",
@@ -443,17 +444,17 @@ def test_an_identity_only_spec_is_described_as_partition_information():
         ("", "", ""),
         ("# Metadata Columns", "", ""),
     ]
-    columns, fields = m.parse_describe(rows)
+    columns, fields = cs.parse_describe(rows)
     assert columns == {"id": "int", "region": "string"}
     assert [(f.transform, f.column, f.source_type) for f in fields] == [
         ("identity", ("region",), "string"),
         ("identity", ("st", "a"), "int"),
     ]
-    assert m.parse_describe([("id", "int", None)]) == ({"id": "int"}, [])
+    assert cs.parse_describe([("id", "int", None)]) == ({"id": "int"}, [])
 
 
-def spec(text: str) -> m.SpecField:
-    return m.parse_spec_field(text)
+def spec(text: str) -> cs.SpecField:
+    return cs.parse_spec_field(text)
 
 
 @pytest.mark.parametrize(
@@ -544,12 +545,12 @@ def spec(text: str) -> m.SpecField:
     ],
 )
 def test_field_filter(field: str, kind: str, value: Any, expected: str | None):
-    assert m.field_filter(spec(field), kind, value, nulls_known=True) == expected
+    assert cs.field_filter(spec(field), kind, value, nulls_known=True) == expected
 
 
 def test_a_null_of_a_field_the_files_spec_may_lack_is_left_out():
-    assert m.field_filter(spec("days(ts)"), "timestamp", None, nulls_known=False) is None
-    assert m.field_filter(spec("region"), "string", "eu", nulls_known=False) == "`region` = 'eu'"
+    assert cs.field_filter(spec("days(ts)"), "timestamp", None, nulls_known=False) is None
+    assert cs.field_filter(spec("region"), "string", "eu", nulls_known=False) == "`region` = 'eu'"
 
 
 COLUMNS = {"id": "bigint", "ts": "timestamp", "region": "string"}
@@ -562,13 +563,13 @@ def test_run_filter_ors_the_partitions_and_leaves_out_bucket():
         ({"ts_day": "2024-01-02", "id_bucket": 3, "region": "eu"}, True),  # same filter
         ({"ts_day": None, "id_bucket": 0, "region": "us"}, True),
     ]
-    found = m.run_filter(fields, COLUMNS, partitions)
+    found = cs.run_filter(fields, COLUMNS, partitions)
     assert found.where == (
         "(`ts` >= TIMESTAMP'2024-01-02 00:00:00 UTC' AND `ts` < TIMESTAMP'2024-01-03 00:00:00 UTC'"
         " AND `region` = 'eu') OR (`ts` IS NULL AND `region` = 'us')"
     )
     assert found.left_out == ("bucket(4, id)",)
-    one = m.run_filter(fields, COLUMNS, partitions[:1])
+    one = cs.run_filter(fields, COLUMNS, partitions[:1])
     assert one.where is not None and not one.where.startswith("(")
 
 
@@ -578,10 +579,10 @@ def test_run_filter_is_the_whole_table_when_a_partition_has_no_filter():
         ({"ts_day": "2024-01-02", "id_bucket": 1}, True),
         ({"ts_day": None, "id_bucket": 2}, False),
     ]
-    found = m.run_filter(fields, COLUMNS, partitions)
+    found = cs.run_filter(fields, COLUMNS, partitions)
     assert found.where is None
     assert found.left_out == ("bucket(4, id)", "days(ts)")
-    assert m.run_filter([spec("bucket(4, id)")], COLUMNS, [({"id_bucket": 1}, True)]).where is None
+    assert cs.run_filter([spec("bucket(4, id)")], COLUMNS, [({"id_bucket": 1}, True)]).where is None
 
 
 def test_run_filter_leaves_out_renamed_fields_and_unknown_columns():
@@ -589,32 +590,32 @@ def test_run_filter_leaves_out_renamed_fields_and_unknown_columns():
     # under Iceberg's default name; a nested source column has no known type.
     fields = [spec("days(ts)"), spec("region"), spec("st.a"), spec("gone")]
     values = {"day": "2024-01-02", "region": "eu", "st.a": 1, "gone": 2}
-    found = m.run_filter(fields, COLUMNS, [(values, True)])
+    found = cs.run_filter(fields, COLUMNS, [(values, True)])
     assert found.where == "`region` = 'eu'"
     assert found.left_out == ("days(ts)", "st.a", "gone")
 
 
 def test_which_run():
-    after_run = m.choose_run("0123456789abcdef", [])
-    assert after_run == m.RunChoice("0123456789abcdef", "invocation 01234567…")
+    after_run = cs.choose_run("0123456789abcdef", [])
+    assert after_run == cs.RunChoice("0123456789abcdef", "invocation 01234567…")
     line = [(3, "append", "inv-3"), (2, "append", "inv-2")]
-    assert m.choose_run(None, line) == m.RunChoice(
+    assert cs.choose_run(None, line) == cs.RunChoice(
         "inv-3", "invocation inv-3 (made the current snapshot)"
     )
     # Compaction and manifest rewrites (`replace`, committed by procedures without a dbt
     # invocation id) change no row: the last write before them is the run.
     rewritten = [(5, "replace", None), (4, "replace", None), *line]
-    assert m.choose_run(None, rewritten) == m.RunChoice(
+    assert cs.choose_run(None, rewritten) == cs.RunChoice(
         "inv-3", "invocation inv-3 (made snapshot 3, the last write before 2 file rewrite(s))"
     )
-    outside = m.choose_run(None, [(7, "overwrite", None), *line])
+    outside = cs.choose_run(None, [(7, "overwrite", None), *line])
     assert outside.invocation is None
     assert outside.label == (
         "its last write (snapshot 7) carries no dbt.invocation_id (written outside dbt, or "
         "under Spark Connect, where commits do not name their run)"
     )
-    assert m.choose_run(None, []) == m.RunChoice(None, "the table has no snapshot yet")
-    assert m.choose_run(None, [(5, "replace", None)]).invocation is None
+    assert cs.choose_run(None, []) == cs.RunChoice(None, "the table has no snapshot yet")
+    assert cs.choose_run(None, [(5, "replace", None)]).invocation is None
 
 
 class FakeTable:
@@ -667,7 +668,7 @@ def test_run_scoped_compaction_filters_the_rewrite_to_the_runs_partitions():
     assert "status <> 2 and data_file.content = 0" in entries
     counted = next(s for s in table.statements if ".files" in s)
     assert counted.endswith(
-        f"and to_json(partition, {m.PARTITION_JSON}) in "
+        f"and to_json(partition, {cs.PARTITION_JSON}) in "
         """('{"ts_day":"2024-01-02","id_bucket":1}', '{"ts_day":"2024-01-02","id_bucket":2}')"""
     )
     call = next(s for s in table.statements if s.startswith("CALL"))
@@ -705,6 +706,6 @@ def test_run_scoped_compaction_with_nothing_written_or_no_dbt_run():
 
 
 def test_early_years_are_zero_padded():
-    assert m.field_filter(spec("years(d)"), "date", -1000, True) == (
+    assert cs.field_filter(spec("years(d)"), "date", -1000, True) == (
         "`d` >= DATE'0970-01-01' AND `d` < DATE'0971-01-01'"
     )

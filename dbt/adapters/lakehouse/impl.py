@@ -674,7 +674,7 @@ class LakehouseAdapter(SparkAdapter):
             rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
         except (RelationMissingError, NamespaceMissingError):
             return None
-        from dbt.adapters.lakehouse.maintenance import parse_describe
+        from dbt.adapters.lakehouse.compactionscope import parse_describe
 
         columns: list[LakehouseColumn] = []
         details: dict[str, str] = {}
