@@ -154,7 +154,10 @@ def start(run: Run, env: dict[str, str] | None = None, own_group: bool = False) 
     ]
     run.own_group = own_group
     run.process = subprocess.Popen(
-        dying_with_parent(command),
+        # SIGINT at its default, so that the test's Ctrl-C reaches dbt: a shell's background
+        # job without job control (`bash scripts/test.sh &` in a script, nohup) starts with
+        # SIGINT ignored, and every exec passes that on.
+        dying_with_parent(["env", "--default-signal=INT", *command]),
         cwd=run.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
