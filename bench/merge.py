@@ -33,6 +33,11 @@ from pathlib import Path
 
 import yaml
 
+from dbt.adapters.lakehouse.scopedconf import statement_plan_conf
+from dbt.include import lakehouse
+
+MACROS = Path(lakehouse.PACKAGE_PATH) / "macros"
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
     Sample,
@@ -179,8 +184,11 @@ spark.stop()
 '''
 
 
-# The planner setting dbt-lakehouse's MERGE statement carries (merge.sql), for --raw-hash-join.
-OURS_MERGE_PLAN_CONF = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB"}
+# The planner setting dbt-lakehouse's MERGE statement carries, for --raw-hash-join: read from
+# merge.sql's `-- lakehouse:plan` line as the cursor reads it, so it cannot drift from the macro.
+OURS_MERGE_PLAN_CONF = statement_plan_conf(
+    (MACROS / "materializations" / "incremental" / "merge.sql").read_text()
+)
 
 
 def raw_config(
