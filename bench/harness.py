@@ -292,6 +292,11 @@ def report(title: str, rows: list[tuple[str, Series, Series, str]]) -> None:
         )
 
 
+def peer_settings(args: argparse.Namespace) -> str:
+    """For a report's title: how the peer was set up, when not on our engine settings."""
+    return ", the peer on Spark's defaults" if args.peer_spark_defaults else ""
+
+
 def common_args(description: str, rounds: int = 3) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rounds", type=int, default=rounds, help="rounds (default %(default)s)")

@@ -30,6 +30,7 @@ from harness import (  # noqa: E402
     common_args,
     dbt_command,
     ours_target,
+    peer_settings,
     peer_target,
     report,
     run_timed,
@@ -172,7 +173,8 @@ def main() -> None:
 
     alternate(args.rounds, [(ours, run_ours), (peer, run_peer)])
     report(
-        f"metadata scaling: `dbt run` of {args.models} tables in {args.schemas} schemas, cold",
+        f"metadata scaling: `dbt run` of {args.models} tables in {args.schemas} schemas, cold"
+        + peer_settings(args),
         [(f"dbt run {args.models} models/{args.schemas} schemas", ours, peer, "-")],
     )
 

@@ -24,6 +24,7 @@ from harness import (  # noqa: E402
     dbt_command,
     fresh_copy,
     ours_target,
+    peer_settings,
     peer_target,
     report,
     run_timed,
@@ -74,8 +75,7 @@ def main() -> None:
 
     alternate(args.rounds, [(ours, run_ours), (peer, run_peer)])
     report(
-        "project build: examples/jaffle_lakehouse `dbt build`, cold"
-        + (", the peer on Spark's defaults" if args.peer_spark_defaults else ""),
+        f"project build: examples/jaffle_lakehouse `dbt build`, cold{peer_settings(args)}",
         [("sample project dbt build", ours, peer, "<=0.60x")],
     )
 

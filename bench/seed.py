@@ -39,6 +39,7 @@ from harness import (  # noqa: E402
     dbt_command,
     iceberg_table_facts,
     ours_target,
+    peer_settings,
     peer_target,
     raw_spark_conf,
     report,
@@ -265,7 +266,11 @@ def main() -> None:
     for rows in [int(value) for value in args.rows.split(",") if value.strip()]:
         rows_out += measure(rows, args, raw_script, checks)
 
-    report("seed: `dbt seed` of a generated 8-column CSV, cold, fresh process each", rows_out)
+    report(
+        "seed: `dbt seed` of a generated 8-column CSV, cold, fresh process each"
+        + peer_settings(args),
+        rows_out,
+    )
     print("\nrow counts and column types (from each table's Iceberg metadata):")
     for line in checks:
         print(f"  {line}")

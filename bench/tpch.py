@@ -31,6 +31,7 @@ from harness import (  # noqa: E402
     dbt_command,
     iceberg_table_facts,
     ours_target,
+    peer_settings,
     peer_target,
     report,
     run_timed,
@@ -162,7 +163,7 @@ def main() -> None:
     alternate(args.rounds, [(ours, lambda r: run("ours", r)), (peer, lambda r: run("peer", r))])
     report(
         f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold"
-        + (", the peer on Spark's defaults" if args.peer_spark_defaults else ""),
+        + peer_settings(args),
         [(f"TPC-H SF{args.sf:g} dbt run (30 models)", ours, peer, "<=0.70x")],
     )
     print("\nnode times of the last round (target/run_results.json), loads apart from queries:")
