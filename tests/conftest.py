@@ -8,12 +8,12 @@ Profiles (`--profile`, or LAKEHOUSE_TEST_PROFILE):
 - `cluster`: the `s3_rest` depot, with Spark's driver here and its executors on a standalone
   cluster (a master and two two-core workers on 127.0.0.1, from the pyspark wheel). An
   application takes two one-core executors, which the master spreads over both workers, and
-  leaves two cores for a second one (a test's own `dbt` subprocess). Run on a subset (README,
-  "Tests"), without xdist: each test process would start its own cluster.
+  leaves two cores for a second one (a test's own `dbt` subprocess). Run on a subset
+  (docs/tests.md), without xdist: each test process would start its own cluster.
 - `connect`: the `s3_rest` depot through Spark Connect (`spark.master: sc://127.0.0.1:<port>`):
   a Connect server on 127.0.0.1 (infra/connect.py), started with the Iceberg jars, Iceberg's SQL
   extensions and the depot's catalog conf without its secrets, which the adapter sends as
-  session conf. No JVM runs in the test process. Run on a subset (README, "Tests").
+  session conf. No JVM runs in the test process. Run on a subset (docs/tests.md).
 Every dbt invocation in a process shares one SparkSession, so the lakehouse is per process
 (per xdist worker: each worker starts its own servers), not per test.
 

@@ -59,7 +59,7 @@ ORPHAN_CLEANUP = "orphan_cleanup"
 METADATA_CLEANUP = "metadata_cleanup"
 DELTA_CHECKPOINT = "delta_checkpoint"
 FULL = "full_maintenance"
-# The safe order, also the order of `full_maintenance` (README, "Table maintenance"): compaction
+# The safe order, also the order of `full_maintenance` (docs/maintenance.md): compaction
 # first, so expiry can later drop the files it replaced; expiry before orphan cleanup, so files
 # expiry failed to delete are found as orphans; manifests last, rewritten once over the final
 # set of files; a Delta checkpoint (dual-format tables) last, of the log's final version.

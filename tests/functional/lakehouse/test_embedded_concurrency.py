@@ -1,4 +1,4 @@
-"""Several `dbt run` processes share one embedded lakehouse at once, as the README says they can.
+"""Several `dbt run` processes share one embedded lakehouse at once (docs/profiles-and-depots.md).
 
 Each round starts four real dbt processes together, each building six tables in its own schema
 on one warehouse folder: on a fresh warehouse, on the same warehouse again, and once more
