@@ -1043,3 +1043,37 @@ def test_bad_table_formats_of_a_depot_is_a_depot_error(cwd: Path) -> None:
     entry = s3_entry()
     entry["spec"]["tableFormats"] = ["delta"]
     assert "spec.tableFormats lacks iceberg" in error_of(entry, cwd)
+
+
+# ---- a file depot's folder -------------------------------------------------------------------
+
+
+def test_a_file_depots_missing_folder_is_created(tmp_path: Path) -> None:
+    from dbt.adapters.lakehouse.depot.paths import prepare_local_folder
+
+    folder = tmp_path / "new" / "warehouse"
+    prepare_local_folder(LocalStorage(folder), "'lake' (inline)")
+    assert folder.is_dir()
+    prepare_local_folder(LocalStorage(folder), "'lake' (inline)")  # existing: left as it is
+    assert folder.is_dir()
+
+
+def test_a_read_only_depots_missing_folder_is_named_not_created(tmp_path: Path) -> None:
+    from dbt.adapters.lakehouse.depot.paths import prepare_local_folder
+
+    folder = tmp_path / "raw"
+    with pytest.raises(DepotConfigError) as raised:
+        prepare_local_folder(LocalStorage(folder), "'rawlake' (inline)", read_only=True)
+    assert str(folder) in raised.value.msg
+    assert "read_only" in raised.value.msg and "not created" in raised.value.msg
+    assert not folder.exists()
+
+
+def test_a_file_where_the_folder_should_be_is_refused(tmp_path: Path) -> None:
+    from dbt.adapters.lakehouse.depot.paths import prepare_local_folder
+
+    path = tmp_path / "wh"
+    path.write_text("not a folder")
+    with pytest.raises(DepotConfigError) as raised:
+        prepare_local_folder(LocalStorage(path), "'lake' (inline)")
+    assert "is a file, not a folder" in raised.value.msg

@@ -158,3 +158,40 @@ def test_a_read_only_catalog_refuses_writes_before_spark_runs_them(statement: st
     cursor.execute("create or replace table lakehouse.sales.orders as select 1")
     cursor.execute("insert into sales.orders select 1")  # the default catalog
     assert len(spark.statements) == 3
+
+
+def test_resolution_creates_every_writable_local_folder(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    file_depot = {
+        "type": "lakehouse",
+        "spec": {"storageType": "file", "file": {"path": str(tmp_path / "new" / "lake")}},
+        "catalog": {"type": "hadoop"},
+    }
+    creds = LakehouseCredentials(
+        schema="analytics",
+        warehouse=str(tmp_path / "wh"),
+        depots_file=str(tmp_path / "none.yml"),
+        depots={"raw": file_depot},
+        spark=SparkOptions(master="local[1]"),
+    )
+    resolve_profile(creds)
+    assert (tmp_path / "wh").is_dir() and (tmp_path / "new" / "lake").is_dir()
+    read_only = LakehouseCredentials(
+        schema="analytics",
+        warehouse=str(tmp_path / "wh"),
+        depots_file=str(tmp_path / "none.yml"),
+        depots={
+            "raw": {
+                "depot": {
+                    **file_depot,
+                    "spec": {"storageType": "file", "file": {"path": str(tmp_path / "gone")}},
+                },
+                "read_only": True,
+            }
+        },
+        spark=SparkOptions(master="local[1]"),
+    )
+    with pytest.raises(DepotConfigError, match="mounted read_only and its folder"):
+        resolve_profile(read_only)
+    assert not (tmp_path / "gone").exists()

@@ -199,6 +199,26 @@ _REST_UNREACHABLE = (
 )
 
 
+# Iceberg's hadoop catalog lists the root namespace of a warehouse folder that does not exist
+# as `Namespace does not exist: ` followed by the root's empty name.
+_ROOT_NAMESPACE_MISSING = re.compile(r"Namespace does not exist: ?(?:\n|$)")
+
+
+def _explain_warehouse_missing(catalogs: Mapping[str, CatalogContext]) -> str:
+    hadoop = [c for c in catalogs.values() if c.kind == "hadoop"]
+    which = (
+        f"the hadoop catalog `{hadoop[0].name}` of depot '{hadoop[0].depot}'"
+        if len(hadoop) == 1
+        else "a hadoop catalog"
+    )
+    return (
+        f"Iceberg could not list the namespaces of {which}: its warehouse folder does not "
+        "exist (Iceberg names it as a namespace with an empty name). Fix: create the folder "
+        "(spec.file.path of a file depot, relativePath in an S3 depot's bucket), or correct "
+        "the catalog's warehouse; `dbt debug` checks it."
+    )
+
+
 def s3_action_for(operation: str | None) -> str:
     """The IAM action behind an s3a operation name (`getFileStatus`, `PUT 0-byte object`)."""
     words = (operation or "").lower()
@@ -254,6 +274,8 @@ def explain_engine_error(
             "an AWS profile or role the default chain finds."
         )
     catalogs = catalogs or {}
+    if _ROOT_NAMESPACE_MISSING.search(text):
+        return _explain_warehouse_missing(catalogs)
     missing = _explain_glue_missing(text, catalogs)
     if missing is not None:
         return missing

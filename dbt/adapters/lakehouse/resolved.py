@@ -18,6 +18,7 @@ from typing import Any
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.depot import Depot, depots_file_candidates
+from dbt.adapters.lakehouse.depot.paths import prepare_local_folder
 from dbt.adapters.lakehouse.mounts import MountedDepot, resolve_mounted_depots
 from dbt.adapters.lakehouse.session import EngineSpec, engine_spec, resolve_profile_depot
 
@@ -54,6 +55,9 @@ def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
             return found
         depot = resolve_profile_depot(creds)
         mounted = resolve_mounted_depots(creds.depots, creds.depots_file)
+        prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
+        for mount in mounted:
+            prepare_local_folder(mount.depot.storage, mount.label, mount.read_only)
         spec = engine_spec(creds, depot=depot, mounted={m.catalog: m.depot for m in mounted})
         resolved = ResolvedProfile(depot=depot, mounted=mounted, spec=spec)
         if len(_CACHE) >= _CACHE_SIZE:

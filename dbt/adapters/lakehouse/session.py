@@ -196,8 +196,6 @@ def engine_spec(
     conf.update({str(k): str(v) for k, v in options.conf.items()})
     user_java_options = conf.get("spark.driver.extraJavaOptions", "")
     conf["spark.driver.extraJavaOptions"] = " ".join(java_options + [user_java_options]).strip()
-    if depot.embedded:
-        Path(depot.storage.path).mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
     return EngineSpec(
         master=options.master,
         app_name=options.app_name,
