@@ -32,6 +32,7 @@ from dbt.adapters.lakehouse.exceptions import (
 from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.secrets import safe_url, scrub
 from dbt.adapters.lakehouse.session import ENGINE, catalog_contexts
+from dbt.adapters.lakehouse.sqlorigin import explain_config_column, without_plans
 
 if TYPE_CHECKING:
     import agate
@@ -155,6 +156,21 @@ class LakehouseConnectionManager(SQLConnectionManager):
         if isinstance(profile.credentials, LakehouseCredentials):
             start_engine_early(profile.credentials, os.environ)
             begin_audited_run(profile.credentials)
+        self._noted = threading.local()
+
+    def note_config_sql(self, noted: Mapping[str, list[str]]) -> None:
+        """The SQL the running node's configs contribute (sqlorigin.py), so an error on a column
+        written there names the config. Kept per thread, for the node its connection runs."""
+        connection = self.get_if_exists()
+        self._noted.node = connection.name if connection is not None else None
+        self._noted.sql = dict(noted)
+
+    def _config_sql(self) -> Mapping[str, list[str]]:
+        connection = self.get_if_exists()
+        node = connection.name if connection is not None else None
+        if node is None or getattr(self._noted, "node", None) != node:
+            return {}
+        return self._noted.sql  # type: ignore[no-any-return]
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -203,12 +219,13 @@ class LakehouseConnectionManager(SQLConnectionManager):
                     "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
                     "the profile if it was memory."
                 ) from exc
-            explained = explain_engine_error(
+            explained = explain_config_column(text, self._config_sql()) or explain_engine_error(
                 text,
                 self._remote_catalog_uri(resolved),
                 catalog_contexts(resolved.spec) if resolved is not None else None,
             )
-            message = f"{explained}\n{text}" if explained else text
+            shown = without_plans(text)
+            message = f"{explained}\n{shown}" if explained else shown
             raise error_type(message) from exc
 
     def execute(

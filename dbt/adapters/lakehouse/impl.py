@@ -60,6 +60,7 @@ from dbt.adapters.lakehouse.partitioning import (
 )
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
 from dbt.adapters.lakehouse.seeds import SeedLoad, load_agate_rows, load_with_spark
+from dbt.adapters.lakehouse.sqlorigin import config_sql
 from dbt.adapters.lakehouse.tablename import TableName
 from dbt.adapters.lakehouse.tablestats import (
     TEXT_COLUMNS,
@@ -191,6 +192,12 @@ class LakehouseAdapter(SparkAdapter):
     def check_failure_sql(self, message_sql: str) -> str:
         """SQL failing its statement with `message_sql`, reported as that message alone."""
         return check_failure_sql(message_sql)
+
+    @available
+    def note_config_sql(self, config: dict[str, Any]) -> None:
+        """The SQL the running node's configs contribute, so an engine error on a column written
+        there names the config (sqlorigin.py)."""
+        self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
 
     @available
     def iceberg_type(self, spark_type: str) -> str:
@@ -896,12 +903,16 @@ class LakehouseAdapter(SparkAdapter):
 
         When the node runs (not under parse, compile or docs generate), the point is checked
         against the table's history first, so a point it lacks fails naming the table.
+        The arguments are checked once the relation is real: while dbt parses, `ref()` gives
+        the calling model, and a message would name it instead of the table read.
         """
         target = self._time_travel_table(relation)
+        if not execute:
+            return target
         spec = parse_as_of(as_of, f"lakehouse.as_of({target.render()})")
         if target.is_cte:
             return target  # an ephemeral model or a unit test's fixture rows: no history
-        if execute and checks_now():
+        if checks_now():
             self.check_time_travel(target, spec)
         return target.with_time_travel(spec)
 

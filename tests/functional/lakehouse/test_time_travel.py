@@ -193,3 +193,43 @@ class TestTimeTravel:
             f"  after:  snapshot {one} (committed {committed[one]} UTC)"
         ) in output, output
         expect(rows(project, "ledger"), [(1,)])
+
+
+# One model reads two tables as of different points, the second one's arguments wrong; another
+# gives a timestamp that does not parse. While dbt parses, ref() gives the calling model: the
+# arguments are checked once the relation is real, so each message names the table read.
+BASE_SQL = "{{ config(materialized='table') }}\nselect 1 as id"
+TWO_POINTS_SQL = """
+{{ config(materialized='table') }}
+select a.id from {{ lakehouse.as_of(ref('base_a'), ref_name='main') }} as a
+join {{ lakehouse.as_of(ref('base_b'), timestamp='2026-01-01 00:00:00', snapshot_id=1) }} as b
+  on a.id = b.id
+"""
+BAD_TIMESTAMP_SQL = """
+{{ config(materialized='table') }}
+select * from {{ lakehouse.as_of(ref('base_a'), timestamp='not a time') }}
+"""
+
+
+@pytest.mark.only_profile("local")
+class TestAsOfArgumentsNameTheTableRead:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "base_a.sql": BASE_SQL,
+            "base_b.sql": BASE_SQL,
+            "two_points.sql": TWO_POINTS_SQL,
+            "bad_timestamp.sql": BAD_TIMESTAMP_SQL,
+        }
+
+    def test_each_message_names_the_table_read(self, project):
+        results = run_dbt(["run"], expect_pass=False)
+        statuses = {r.node.name: r.status for r in results}
+        assert statuses["base_a"] == "success" and statuses["base_b"] == "success"
+        two_points = failure(results, "two_points")
+        assert "lakehouse.as_of(" in two_points and "`base_b`" in two_points
+        assert "needs exactly one of timestamp, snapshot_id, ref_name" in two_points
+        assert "`two_points`" not in two_points and "`base_a`" not in two_points
+        bad_timestamp = failure(results, "bad_timestamp")
+        assert "`base_a`" in bad_timestamp and "'not a time' is not a timestamp" in bad_timestamp
+        assert "`bad_timestamp`" not in bad_timestamp

@@ -19,6 +19,8 @@
       the same rows. -#}
   {%- set materialize_source = strategy in ['merge', 'delete+insert'] -%}
   {%- do lakehouse_maintenance_check() -%}
+  {%- do lakehouse_note_config_sql(['incremental_predicates', 'predicates', 'unique_key', 'delete_condition',
+                                    'latest_by', 'merge_update_columns', 'merge_exclude_columns']) -%}
 
   {%- if incremental_run -%}
     {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}

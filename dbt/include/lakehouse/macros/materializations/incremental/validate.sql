@@ -36,3 +36,13 @@
   {%- endfor -%}
   {%- do adapter.validate_incremental_columns(model.name, strategy, named, columns) -%}
 {% endmacro %}
+
+{% macro lakehouse_note_config_sql(keys) %}
+  {#- The SQL these configs contribute to the node's statements: an engine error on a column
+      written there names the config instead of showing only the generated statement. -#}
+  {%- set given = {} -%}
+  {%- for key in keys -%}
+    {%- do given.update({key: config.get(key)}) -%}
+  {%- endfor -%}
+  {%- do adapter.note_config_sql(given) -%}
+{% endmacro %}

@@ -5,6 +5,7 @@
       `file_format` config. -#}
   {%- do lakehouse_delta_prepare(adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier)) -%}
   {%- do lakehouse_audit_prepare(this.incorporate(type='table')) -%}
+  {%- do lakehouse_note_config_sql(['check_cols', 'unique_key', 'updated_at']) -%}
   {%- set result = materialization_snapshot_default() -%}
   {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
   {{ return(result) }}
