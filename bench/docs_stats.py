@@ -1,5 +1,5 @@
 """Docs catalog stats: `dbt docs generate` on 200 tables in 4 schemas, with the table stats
-(tablestats.py) and without them.
+(iceberg/table_stats.py) and without them.
 
 The project is bench/metadata.py's (one-row table models spread over schemas), built once with
 `dbt run`. Each round then runs `dbt docs generate` twice in fresh processes on that same

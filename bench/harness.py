@@ -156,7 +156,7 @@ def ours_target(schema: str, threads: int = 4, **spark: str) -> dict:
 
 
 def iceberg_jar() -> str:
-    from dbt.adapters.lakehouse.jars import iceberg_runtime_jar
+    from dbt.adapters.lakehouse.engine.jars import iceberg_runtime_jar
 
     return str(iceberg_runtime_jar())
 

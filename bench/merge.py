@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from dbt.adapters.lakehouse.scopedconf import statement_plan_conf
+from dbt.adapters.lakehouse.engine.statement_conf import statement_plan_conf
 from dbt.include import lakehouse
 
 MACROS = Path(lakehouse.PACKAGE_PATH) / "macros"
@@ -135,7 +135,7 @@ def ours_project(project: Path, rows: int, batches: list[int], write_mode: str) 
 def settle(project: Path, cap: float = 60.0) -> None:
     """Wait for the embedded catalog's holder to stop (it outlives a dbt run by a moment), so
     the next dbt process starts it again, as a scheduled run would, and nothing is left behind."""
-    from dbt.adapters.lakehouse.embedded import HOLDER_DIR, holder_alive
+    from dbt.adapters.lakehouse.engine.embedded_catalog import HOLDER_DIR, holder_alive
 
     folder = project / "lakehouse_warehouse" / "_catalog" / HOLDER_DIR
     deadline = time.monotonic() + cap

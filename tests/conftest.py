@@ -158,9 +158,9 @@ def connect_server(s3_rest_depots_file: Path, lakehouse_root: Path) -> Any:
     from functional.infra.connect import ConnectServer
 
     from dbt.adapters.lakehouse.credentials import DEFAULT_CATALOG_NAME
-    from dbt.adapters.lakehouse.depot import resolve_depot
-    from dbt.adapters.lakehouse.jars import resolve_jars
-    from dbt.adapters.lakehouse.sparkconf import build_spark_conf_plan
+    from dbt.adapters.lakehouse.engine.jars import resolve_jars
+    from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
+    from dbt.adapters.lakehouse.profile.depot import resolve_depot
 
     depot = resolve_depot(
         depot=f"dataos://{S3_REST_DEPOT}",

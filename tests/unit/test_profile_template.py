@@ -12,7 +12,7 @@ import yaml
 from dbt.task.init import InitTask
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
-from dbt.adapters.lakehouse.depot import resolve_depot
+from dbt.adapters.lakehouse.profile.depot import resolve_depot
 from dbt.include import lakehouse
 
 TEMPLATE = yaml.safe_load((Path(lakehouse.PACKAGE_PATH) / "profile_template.yml").read_text())

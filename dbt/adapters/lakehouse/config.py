@@ -1,7 +1,8 @@
 """Model configs this adapter understands, beyond dbt's own.
 
 `AdapterConfig` declares keys; values are validated where they are used (partition_by in
-`partitioning.py`, before anything is written; the incremental keys in `incremental.py`, called
+`models/partitioning.py`, before anything is written; the incremental keys in
+`models/incremental.py`, called
 from the incremental materialization before any SQL runs).
 """
 
@@ -39,7 +40,8 @@ class LakehouseConfig(AdapterConfig):
         key fails naming the model and the key value.
     write_audit_publish: bool; `false` keeps a table out of an audited run (profile key
         `write_audit_publish`): its writes land on `main` at once.
-    maintenance: Iceberg table maintenance (maintenance.py), e.g. {after_run: [compaction,
+    maintenance: Iceberg table maintenance (maintenance/operations.py), e.g.
+        {after_run: [compaction,
         snapshot_expiry], compaction: {target_file_size_mb: 128}}: `after_run` operations run
         after a successful build; the option mappings also serve `lakehouse_maintain`.
     """

@@ -19,9 +19,12 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.sql import SQLConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lakehouse import audit, engine
+from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
+from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE, catalog_contexts
+from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.exceptions import (
     DataCheckError,
     engine_error_text,
@@ -29,10 +32,8 @@ from dbt.adapters.lakehouse.exceptions import (
     explain_engine_error,
     failed_check_message,
 )
-from dbt.adapters.lakehouse.resolved import ResolvedProfile, resolve_profile
-from dbt.adapters.lakehouse.secrets import safe_url, scrub
-from dbt.adapters.lakehouse.session import ENGINE, catalog_contexts
-from dbt.adapters.lakehouse.sqlorigin import explain_config_column, without_plans
+from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
+from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
 
 if TYPE_CHECKING:
     import agate
@@ -84,7 +85,7 @@ def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]
 
 def begin_audited_run(credentials: LakehouseCredentials) -> None:
     """Under `write_audit_publish`, this invocation's branch, and dbt's node events observed
-    so the adapter knows at the end whether every node passed (audit.py)."""
+    so the adapter knows at the end whether every node passed (audit/run.py)."""
     from dbt_common.events.event_manager_client import add_callback_to_manager
     from dbt_common.invocation import get_invocation_id
 
@@ -95,7 +96,7 @@ def begin_audited_run(credentials: LakehouseCredentials) -> None:
 
 @dataclass
 class LakehouseAdapterResponse(AdapterResponse):
-    """dbt's response, plus the Iceberg snapshot the statement committed (lineage.py), so
+    """dbt's response, plus the Iceberg snapshot the statement committed (iceberg/lineage.py), so
     run_results.json ties each node to the table version it wrote."""
 
     snapshot_id: int | None = None
@@ -159,7 +160,8 @@ class LakehouseConnectionManager(SQLConnectionManager):
         self._noted = threading.local()
 
     def note_config_sql(self, noted: Mapping[str, list[str]]) -> None:
-        """The SQL the running node's configs contribute (sqlorigin.py), so an error on a column
+        """The SQL the running node's configs contribute (engine/sql_origin.py), so an error on a
+        column
         written there names the config. Kept per thread, for the node its connection runs."""
         connection = self.get_if_exists()
         self._noted.node = connection.name if connection is not None else None

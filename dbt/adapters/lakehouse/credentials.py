@@ -65,7 +65,7 @@ class LakehouseCredentials(Credentials):
     schema: str = ""
     depot: str | dict[str, Any] | None = None
     # More depots mounted as catalogs beside `depot`: {catalog name: depot or {depot, read_only,
-    # aws_region, aws_endpoint}} (mounts.py).
+    # aws_region, aws_endpoint}} (profile/mounts.py).
     depots: dict[str, Any] | None = None
     depots_file: str | None = None
     warehouse: str | None = None
@@ -75,7 +75,7 @@ class LakehouseCredentials(Credentials):
     # Commit conflicts (another writer won the race) are retried this many times.
     commit_retries: int = 4
     # Audited runs: a run's table commits go to one Iceberg branch, published to `main` only
-    # when every node passed (audit.py).
+    # when every node passed (audit/run.py).
     write_audit_publish: bool = False
 
     _ALIASES = {"catalog": "database", "namespace": "schema"}

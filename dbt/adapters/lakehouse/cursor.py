@@ -5,9 +5,9 @@ collected on fetch, so a DDL or DML statement runs exactly once, at `execute`. A
 loses an Iceberg commit race to another writer is run again with backoff: the failed attempt
 committed nothing, so a re-run cannot double-apply.
 A statement may carry Spark confs scoped to it alone (`-- lakehouse:conf k=v` and
-`-- lakehouse:plan k=v` lines, scopedconf.py).
+`-- lakehouse:plan k=v` lines, engine/statement_conf.py).
 A statement that can commit an Iceberg snapshot commits it under the dbt invocation and node
-(lineage.py), and the cursor keeps that snapshot's id for dbt's adapter_response.
+(iceberg/lineage.py), and the cursor keeps that snapshot's id for dbt's adapter_response.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse import engine
+from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine.statement_conf import statement_scope
 from dbt.adapters.lakehouse.exceptions import (
     CommitConflictError,
     ReadOnlyDepotError,
     engine_error_text,
     engine_error_type,
 )
-from dbt.adapters.lakehouse.lineage import commit_lineage, commit_target, committed_snapshot
-from dbt.adapters.lakehouse.scopedconf import statement_scope
+from dbt.adapters.lakehouse.iceberg.lineage import commit_lineage, commit_target, committed_snapshot
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -95,7 +95,8 @@ class LakehouseCursor:
         self._node = node
         self._df: DataFrame | None = None
         self._rows: list[tuple[Any, ...]] | None = None
-        # The Iceberg snapshot the last execute committed (lineage.py), for adapter_response.
+        # The Iceberg snapshot the last execute committed (iceberg/lineage.py), for
+        # adapter_response.
         self.snapshot_id: int | None = None
 
     @property

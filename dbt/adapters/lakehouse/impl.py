@@ -29,7 +29,7 @@ from dbt_common.clients.agate_helper import build_type_tester
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 from dbt_common.utils import executor
 
-from dbt.adapters.lakehouse import audit, deltalog, deltasync, engine
+from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
@@ -37,6 +37,10 @@ from dbt.adapters.lakehouse.connections import (
     LakehouseConnectionManager,
     LakehouseHandle,
 )
+from dbt.adapters.lakehouse.delta_mirror import log as deltalog
+from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
+from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine.sql_origin import config_sql
 from dbt.adapters.lakehouse.exceptions import (
     NamespaceMissingError,
     PreflightError,
@@ -44,25 +48,9 @@ from dbt.adapters.lakehouse.exceptions import (
     ViewsUnsupportedError,
     check_failure_sql,
 )
-from dbt.adapters.lakehouse.incremental import (
-    TypeChange,
-    iceberg_type,
-    plan_type_changes,
-    resolve_incremental_strategy,
-    validate_incremental_config,
-    validate_model_columns,
-)
-from dbt.adapters.lakehouse.lineage import commit_properties, last_committed_snapshot
-from dbt.adapters.lakehouse.partitioning import (
-    parse_partition_by,
-    render_partition_clause,
-    validate_partition_columns,
-)
-from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
-from dbt.adapters.lakehouse.seeds import SeedLoad, load_agate_rows, load_with_spark
-from dbt.adapters.lakehouse.sqlorigin import config_sql
-from dbt.adapters.lakehouse.tablename import TableName
-from dbt.adapters.lakehouse.tablestats import (
+from dbt.adapters.lakehouse.iceberg.lineage import commit_properties, last_committed_snapshot
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.iceberg.table_stats import (
     TEXT_COLUMNS,
     MetadataFreshnessError,
     TableStats,
@@ -71,7 +59,22 @@ from dbt.adapters.lakehouse.tablestats import (
     read_table_stats,
     stats_items,
 )
-from dbt.adapters.lakehouse.timetravel import (
+from dbt.adapters.lakehouse.models.incremental import (
+    TypeChange,
+    iceberg_type,
+    plan_type_changes,
+    resolve_incremental_strategy,
+    validate_incremental_config,
+    validate_model_columns,
+)
+from dbt.adapters.lakehouse.models.partitioning import (
+    parse_partition_by,
+    render_partition_clause,
+    validate_partition_columns,
+)
+from dbt.adapters.lakehouse.models.seeds import SeedLoad, load_agate_rows, load_with_spark
+from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
+from dbt.adapters.lakehouse.time_travel.as_of import (
     AsOf,
     TimeTravelError,
     check_as_of,
@@ -196,7 +199,7 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def note_config_sql(self, config: dict[str, Any]) -> None:
         """The SQL the running node's configs contribute, so an engine error on a column written
-        there names the config (sqlorigin.py)."""
+        there names the config (engine/sql_origin.py)."""
         self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
 
     @available
@@ -210,14 +213,15 @@ class LakehouseAdapter(SparkAdapter):
         return [] if described is None else described.partitioning
 
     # ---- maintenance ----
-    # Iceberg's maintenance procedures (maintenance.py): a model's `maintenance` config, run
+    # Iceberg's maintenance procedures (maintenance/operations.py): a model's `maintenance` config,
+    # run
     # after its build, and `dbt run-operation lakehouse_maintain` over many tables.
 
     @available
     def maintenance_plan(self, config: Any, model_name: str, write_order_by: Any) -> list[str]:
         """Check a model's `maintenance` config before anything is written (a compile error
         listing what is accepted); the operations to run after its build, in the safe order."""
-        from dbt.adapters.lakehouse import maintenance
+        from dbt.adapters.lakehouse.maintenance import operations as maintenance
 
         owner = f"model '{model_name}'"
         plan = maintenance.parse_config(config, owner)
@@ -233,7 +237,7 @@ class LakehouseAdapter(SparkAdapter):
         """A model's `maintenance.after_run`, after its write and post-hooks. A table an
         audited run writes holds the run's rows on its branch until the run publishes, so
         nothing runs on it then (run lakehouse_maintain after the publish)."""
-        from dbt.adapters.lakehouse import maintenance
+        from dbt.adapters.lakehouse.maintenance import operations as maintenance
 
         plan = maintenance.parse_config(config, f"model '{model_name}'")
         if not plan.operations:
@@ -278,7 +282,7 @@ class LakehouseAdapter(SparkAdapter):
         """`lakehouse_maintain`: the operations on each table (each a dict of `relation`,
         `config` (its maintenance config) and `write_order_by`), one line per table and
         operation; a failure does not stop the others, and raises at the end."""
-        from dbt.adapters.lakehouse import maintenance
+        from dbt.adapters.lakehouse.maintenance import operations as maintenance
 
         names = maintenance.parse_operations(operations)
         if not isinstance(dry_run, bool):
@@ -314,7 +318,7 @@ class LakehouseAdapter(SparkAdapter):
     def _maintenance_target(
         relation: BaseRelation, config: Any, write_order_by: Any, run_invocation: str | None = None
     ) -> Any:
-        from dbt.adapters.lakehouse import maintenance
+        from dbt.adapters.lakehouse.maintenance import operations as maintenance
 
         plan = maintenance.parse_config(config, f"table {relation}")
         return maintenance.Target(
@@ -326,7 +330,7 @@ class LakehouseAdapter(SparkAdapter):
             run_invocation,
         )
 
-    # ---- one write, two formats (deltalog.py, deltasync.py) ----------------------------------
+    # ---- one write, two formats (delta_mirror/log.py, delta_mirror/sync.py) ----------------------
 
     @available
     def table_formats(self, value: Any, owner: str) -> list[str]:
@@ -472,16 +476,16 @@ class LakehouseAdapter(SparkAdapter):
         return {}
 
     def _resolved(self) -> Any:
-        from dbt.adapters.lakehouse.resolved import resolve_profile
+        from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 
         return resolve_profile(self.config.credentials)  # type: ignore[arg-type]
 
     def _scrubbed(self, text: str) -> str:
-        from dbt.adapters.lakehouse.secrets import scrub
+        from dbt.adapters.lakehouse.profile.secrets import scrub
 
         return scrub(text, self._resolved().secret_values())
 
-    # ---- audited runs (write-audit-publish, audit.py) -----------------------------------------
+    # ---- audited runs (write-audit-publish, audit/run.py) ----------------------------------------
 
     @available
     def prepare_audited_write(
@@ -681,7 +685,7 @@ class LakehouseAdapter(SparkAdapter):
             rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
         except (RelationMissingError, NamespaceMissingError):
             return None
-        from dbt.adapters.lakehouse.compactionscope import parse_describe
+        from dbt.adapters.lakehouse.maintenance.compaction_scope import parse_describe
 
         columns: list[LakehouseColumn] = []
         details: dict[str, str] = {}
@@ -728,7 +732,7 @@ class LakehouseAdapter(SparkAdapter):
     ) -> LakehouseAdapterResponse:
         """The response of a write a materialization reports without `statement('main')`
         (seeds), with the snapshot this node's last commit to `relation` in this run made
-        (lineage.py); None when it committed none."""
+        (iceberg/lineage.py); None when it committed none."""
         from dbt_common.invocation import get_invocation_id
 
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
@@ -833,7 +837,7 @@ class LakehouseAdapter(SparkAdapter):
             stats=stats_items(self.table_stats(relation)),
         )
 
-    # ---- table stats and source freshness from metadata (tablestats.py) -------------------
+    # ---- table stats and source freshness from metadata (iceberg/table_stats.py) -----------------
 
     def table_stats(self, relation: BaseRelation) -> TableStats | None:
         """A table's stats from its Iceberg metadata (no scan); None for a view, or a table
@@ -893,7 +897,7 @@ class LakehouseAdapter(SparkAdapter):
         self.connections.open(self.connections.get_thread_connection())
         yield
 
-    # ---- time travel (timetravel.py) --------------------------------------------------------
+    # ---- time travel (time_travel/as_of.py) ------------------------------------------------------
 
     @available
     def time_travel_relation(
@@ -976,7 +980,7 @@ class LakehouseAdapter(SparkAdapter):
 
     def _delta_log(self, spark: Any) -> Any:
         """Maintenance's view of dual-format tables' Delta logs on this session."""
-        from dbt.adapters.lakehouse import maintenance
+        from dbt.adapters.lakehouse.maintenance import operations as maintenance
 
         def checkpoint(table: TableName) -> int:
             uri = self._logged_delta_uri(spark, table)
@@ -1005,13 +1009,13 @@ class LakehouseAdapter(SparkAdapter):
             _, cursor = self.connections.add_query(sql, auto_begin=False)
             return list(cursor.fetchall())
 
-    # ---- Python models (pymodels.py) --------------------------------------------------------
+    # ---- Python models (models/python_models.py) -------------------------------------------------
 
     @available
     def python_model_view(self, compiled_code: str, model_name: str, model_path: str) -> str:
         """Run a Python model's code in this session; its DataFrame as a temporary view, which
         the materialization writes like a SQL model's `select * from <view>`."""
-        from dbt.adapters.lakehouse import pymodels
+        from dbt.adapters.lakehouse.models import python_models as pymodels
 
         with self._engine(f"python model {model_name}") as spark:
             model_file = str(Path(self.config.project_root) / model_path)
@@ -1105,8 +1109,8 @@ class LakehouseAdapter(SparkAdapter):
         The preflight needs no Spark, so a missing bucket or a rejected token is reported in
         seconds, with its fix, before a JVM starts. Problems of all depots come together.
         """
-        from dbt.adapters.lakehouse.preflight import run_preflight
-        from dbt.adapters.lakehouse.resolved import resolve_profile
+        from dbt.adapters.lakehouse.profile.preflight import run_preflight
+        from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 
         credentials = self.config.credentials
         resolved = resolve_profile(credentials)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ from dbt.adapters.base.relation import BaseRelation, Policy
 from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationConfig
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.lakehouse.timetravel import AsOf, checks_now, parse_as_of
+from dbt.adapters.lakehouse.time_travel.as_of import AsOf, checks_now, parse_as_of
 
 
 @dataclass

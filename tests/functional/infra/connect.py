@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from dbt.adapters.lakehouse.jars import CachedJarSet, maven_jar
+from dbt.adapters.lakehouse.engine.jars import CachedJarSet, maven_jar
 from functional.infra.servers import (
     STARTUP_TIMEOUT_S,
     ServerError,

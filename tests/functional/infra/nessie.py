@@ -21,7 +21,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbt.adapters.lakehouse.jars import CachedJarSet, maven_jar
+from dbt.adapters.lakehouse.engine.jars import CachedJarSet, maven_jar
 from functional.infra.servers import (
     STARTUP_TIMEOUT_S,
     ServerError,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.lakehouse.jars import (
+from dbt.adapters.lakehouse.engine.jars import (
     H2_JARS,
     S3A_JARS,
     CachedJarSet,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse.audit import branch_for
+from dbt.adapters.lakehouse.audit.run import branch_for
 from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt_and_capture
 
-from dbt.adapters.lakehouse.resolved import resolve_profile
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from functional.infra.catalogs import PostgresServer, glue_client, postgres_bin_dir
 from functional.infra.depots import inline_depot
 from functional.lakehouse.dbt_output import output_text

@@ -179,7 +179,7 @@ class TestCommitLineage:
             assert not any(s in done.stdout + done.stderr for s in secrets)
 
     def test_history_of_a_missing_table_is_one_line(self, project: Any, capsys: Any) -> None:
-        from dbt.adapters.lakehouse.cli import main
+        from dbt.adapters.lakehouse.cli.main import main
 
         # In this process, on the session the builds used (same profile, same spec).
         code = main(

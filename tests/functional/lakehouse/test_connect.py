@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse.connectsession import ICEBERG_EXTENSIONS
+from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
 from functional.infra.connect import ConnectServer
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, table
@@ -147,7 +147,7 @@ class TestConnectProject:
         assert stats["has_stats"]["value"] is True
 
     def test_lineage_off_is_said(self, project):
-        from dbt.adapters.lakehouse import lineage
+        from dbt.adapters.lakehouse.iceberg import lineage
 
         lineage._current = None  # said once per session: forget this process's first time
         _, out = run_dbt_and_capture(["run", "--select", "people"])
@@ -231,7 +231,7 @@ class TestMisconfiguredConnectServer:
     def test_start_fails_naming_what_is_missing(
         self, project, lakehouse_root, jars, conf, expected
     ):
-        from dbt.adapters.lakehouse.jars import ICEBERG_JARS
+        from dbt.adapters.lakehouse.engine.jars import ICEBERG_JARS
 
         server = ConnectServer(
             lakehouse_root / "servers" / f"connect-{jars}",

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse import deltasync
+from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
 from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table

@@ -13,7 +13,7 @@ import boto3
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.lakehouse.resolved import resolve_profile
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from functional.infra.depots import inline_depot
 from functional.lakehouse.tables import expect, rows
 

@@ -29,14 +29,14 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.lakehouse.depot import embedded_catalog_uri
-from dbt.adapters.lakehouse.embedded import (
+from dbt.adapters.lakehouse.engine.embedded_catalog import (
     CONTENTION_MARKERS,
     EmbeddedCatalog,
     holder_alive,
     read_state,
 )
-from dbt.adapters.lakehouse.jars import H2_JARS
+from dbt.adapters.lakehouse.engine.jars import H2_JARS
+from dbt.adapters.lakehouse.profile.depot import embedded_catalog_uri
 from functional.infra.servers import dying_with_parent
 from functional.lakehouse.dbt_output import output_text
 

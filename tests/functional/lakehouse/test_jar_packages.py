@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbt.adapters.lakehouse.jars import ICEBERG_JARS, ICEBERG_RUNTIME, ICEBERG_VERSION
+from dbt.adapters.lakehouse.engine.jars import ICEBERG_JARS, ICEBERG_RUNTIME, ICEBERG_VERSION
 
 pytestmark = pytest.mark.only_profile("local")
 

@@ -20,8 +20,8 @@ import pytest
 from botocore.exceptions import ClientError
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse.resolved import resolve_profile
-from dbt.adapters.lakehouse.session import ENGINE
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from functional.infra.depots import inline_depot
 from functional.infra.servers import AuthS3Server, RestCatalog
 from functional.lakehouse.tables import expect

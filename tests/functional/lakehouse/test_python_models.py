@@ -305,7 +305,7 @@ class TestPythonModelAudited:
         return sorted(tuple(r) for r in found)
 
     def last_branch(self, project: Any) -> str:
-        from dbt.adapters.lakehouse.audit import branch_for
+        from dbt.adapters.lakehouse.audit.run import branch_for
 
         results = json.loads(
             (Path(project.project_root) / "target" / "run_results.json").read_text()

@@ -34,8 +34,8 @@ from dbt.mp_context import get_mp_context
 from dbt.tests.util import run_dbt_and_capture
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lakehouse.depot import resolve_depot
-from dbt.adapters.lakehouse.preflight import run_preflight
+from dbt.adapters.lakehouse.profile.depot import resolve_depot
+from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from functional.infra.depots import inline_depot
 from functional.infra.servers import S3Server, free_port
 from functional.lakehouse.dbt_output import output_text

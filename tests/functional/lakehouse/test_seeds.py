@@ -90,7 +90,7 @@ class TestSeedsReadBySparkMatchAgate:
     @pytest.fixture(autouse=True)
     def spark_reads_small_files(self, monkeypatch):
         # dbt runs in this process: the size below which agate reads a seed is lowered here.
-        monkeypatch.setattr("dbt.adapters.lakehouse.seeds.SPARK_READ_MIN_BYTES", 0)
+        monkeypatch.setattr("dbt.adapters.lakehouse.models.seeds.SPARK_READ_MIN_BYTES", 0)
 
     def _expected(self, project, name):
         from dbt_common.clients.agate_helper import from_csv

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse.session import ENGINE
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 
 ALL_TRANSFORMS_SQL = """
 {{ config(

@@ -1,6 +1,6 @@
 {#- Audited runs (profile key write_audit_publish): every table a run writes takes its commits
     on the run's Iceberg branch, and `main` moves only when every node passed (the adapter
-    publishes at the end of the run; see audit.py). These macros are the materializations'
+    publishes at the end of the run; see audit/run.py). These macros are the materializations'
     part, and the two run-operations that end a branch a failed run left. -#}
 
 {% macro lakehouse_audit_prepare(relation) %}

@@ -1,4 +1,4 @@
-{#- One write, two formats (deltalog.py, deltasync.py): a table with config
+{#- One write, two formats (delta_mirror/log.py, delta_mirror/sync.py): a table with config
     `table_formats: [iceberg, delta]` gets a Delta Lake log of the same Parquet files after
     every Iceberg commit dbt makes on it. These are the materializations' part (checks before
     anything is written, the mirror after), and the `lakehouse_sync_delta` run-operation. -#}

@@ -1,4 +1,4 @@
-{#- Python models (pymodels.py): run in the adapter's SparkSession, written as SQL. -#}
+{#- Python models (models/python_models.py): run in the adapter's SparkSession, written as SQL. -#}
 
 {% macro lakehouse_python_model_view() %}
   {#- Run this Python model's code now; the name of the temporary view holding its DataFrame,

@@ -1,0 +1,1 @@
+"""Audited runs (write-audit-publish on Iceberg branches)."""

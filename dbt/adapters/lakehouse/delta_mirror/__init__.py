@@ -1,0 +1,1 @@
+"""The Delta log beside a dual-format table: what it can follow (pure) and its IO."""

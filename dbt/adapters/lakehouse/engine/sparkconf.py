@@ -1,0 +1,381 @@
+"""The Spark configuration a Depot implies: SparkConf keys, runtime-only secrets, jar sets.
+
+This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
+verified in docs/runtime.md, "Catalogs" and "S3 configuration"). It keeps secrets out of `conf`:
+SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords
+go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It
+starts nothing and reads no environment. `catalog_context` says what an error message may tell
+of a catalog (name, type, depot, region, Glue endpoint; no secrets).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dbt.adapters.lakehouse.exceptions import CatalogContext, DepotConfigError
+from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.secrets import (
+    REDACTION_REGEX,
+    Secret,
+    is_secret_key,
+    uri_has_secret,
+)
+
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
+JDBC_CATALOG = "org.apache.iceberg.jdbc.JdbcCatalog"
+GLUE_CATALOG = "org.apache.iceberg.aws.glue.GlueCatalog"
+NESSIE_CATALOG = "org.apache.iceberg.nessie.NessieCatalog"
+HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
+S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
+S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+# Iceberg's Glue client (AWS SDK v2) takes credentials only from a provider class with a static
+# `create()` / `create(Map)` (`client.credentials-provider`), and no class in the Iceberg runtime
+# or the AWS bundle holds static keys that way. So the depot's keys reach it as the driver JVM's
+# system properties, read by the first provider of the SDK's default chain (this class) when
+# the client signs a request. The chain stays the default: without them (a depot without keys,
+# or an engine that does not set them) it goes on to the variables, profile and role, as before.
+SYSTEM_PROPERTY_CREDENTIALS = (
+    "software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider"
+)
+GLUE_KEY_PROPERTIES = {
+    "aws_access_key": "aws.accessKeyId",
+    "aws_secret_key": "aws.secretAccessKey",
+    "aws_session_token": "aws.sessionToken",
+}
+
+_CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+# A dead endpoint must fail within seconds, not after the clients' default retry storms
+# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a in Hadoop 3.3: 20 SDK
+# attempts x 7 s3a retries, 200 s socket timeout). Profile `spark.conf` or catalog properties
+# override each of them.
+REST_CLIENT_LIMITS = {
+    "rest.client.connection-timeout-ms": "10000",
+    "rest.client.socket-timeout-ms": "60000",
+    "rest.client.max-retries": "3",
+}
+S3A_LIMITS = {
+    "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
+    "spark.hadoop.fs.s3a.connection.timeout": "60000",
+    "spark.hadoop.fs.s3a.attempts.maximum": "3",
+    "spark.hadoop.fs.s3a.retry.limit": "3",
+    "spark.hadoop.fs.s3a.retry.interval": "500ms",
+}
+# Keep directory markers (Hadoop 3.4's default; understood by the 3.3 client in pyspark): with
+# 3.3's `delete`, every file written costs a bulk DELETE of its parents' markers, which Iceberg's
+# object layout never needs, and which stores backed by a file system (S3Proxy) refuse with
+# 500s that s3a retries for seconds per file.
+S3A_MARKERS = {"spark.hadoop.fs.s3a.directory.marker.retention": "keep"}
+
+
+@dataclass(frozen=True)
+class SparkConfPlan:
+    """What a SparkSession for one depot needs.
+
+    conf: safe to put into SparkConf; contains no secret.
+    secret_catalog_conf: `spark.sql.catalog.<c>.*` secrets, set with spark.conf.set at runtime
+        (catalogs are created lazily, on first use, so this happens in time).
+    secret_hadoop_conf: Hadoop keys without the `spark.hadoop.` prefix, set on the
+        SparkContext's Hadoop configuration at runtime.
+    jar_needs: logical jar sets: iceberg (always), h2 / postgresql (a JDBC catalog's driver),
+        s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog).
+    secret_system_properties: the driver JVM's system properties a glue catalog's client reads
+        its keys from (GLUE_KEY_PROPERTIES), set with java.lang.System.setProperty before the
+        catalog's first request and cleared when the session stops. One JVM has one set, so
+        the depots of one session must agree on them (build_spark_conf_plan checks).
+    """
+
+    conf: dict[str, str]
+    secret_catalog_conf: dict[str, str]
+    secret_hadoop_conf: dict[str, str]
+    jar_needs: frozenset[str]
+    secret_system_properties: dict[str, str] = field(default_factory=dict)
+
+
+def build_spark_conf_plan(
+    depot: Depot, catalog_name: str, mounted: Mapping[str, Depot] | None = None
+) -> SparkConfPlan:
+    """The plan for a session whose default catalog `catalog_name` is `depot`, with the
+    depots in `mounted` (catalog name -> depot) beside it, each keeping its own S3 settings
+    and credentials."""
+    plan = _catalog_plan(depot, catalog_name, default=True)
+    s3_owners: dict[str, tuple[str, Depot]] = {}
+    _claim_bucket(s3_owners, catalog_name, depot)
+    for name, other in (mounted or {}).items():
+        if name == catalog_name:
+            raise DepotConfigError(
+                f"Profile `depots:` mounts a depot as catalog '{name}', the name the profile's "
+                "own depot is mounted as (profile `database`). Accepted: any other catalog name."
+            )
+        _claim_bucket(s3_owners, name, other)
+        plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
+    return plan
+
+
+def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogContext:
+    """What a message may say about where the catalog looks things up (no secrets)."""
+    storage = depot.storage
+    glue = depot.catalog.type == "glue"
+    return CatalogContext(
+        name=catalog_name,
+        kind=depot.catalog.type,
+        depot=depot.name,
+        region=storage.region if isinstance(storage, S3Storage) else None,
+        endpoint=depot.catalog.properties.get("glue.endpoint") if glue else None,
+        default=default,
+    )
+
+
+def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
+    """Hadoop caches one S3 client per bucket (scheme, bucket, user), built from the settings of
+    whichever catalog reached the bucket first: two depots on one bucket must agree on them."""
+    storage = depot.storage
+    if not isinstance(storage, S3Storage):
+        return
+    earlier = owners.get(storage.bucket)
+    if earlier is None:
+        owners[storage.bucket] = (catalog_name, depot)
+        return
+    other_name, other = earlier
+    other_storage = other.storage
+    assert isinstance(other_storage, S3Storage)
+    same = (
+        (other_storage.region, other_storage.endpoint) == (storage.region, storage.endpoint)
+        and other.secrets.aws_access_key == depot.secrets.aws_access_key
+        and other.secrets.aws_secret_key == depot.secrets.aws_secret_key
+        and other.secrets.aws_session_token == depot.secrets.aws_session_token
+    )
+    if not same:
+        raise DepotConfigError(
+            f"Depots '{other.name}' (catalog {other_name}) and '{depot.name}' (catalog "
+            f"{catalog_name}) both use bucket '{storage.bucket}' with different credentials, "
+            "region or endpoint; Hadoop keeps one S3 client per bucket, so one bucket has one set. "
+            "Accepted: depots on different buckets, or the same settings for a shared bucket."
+        )
+
+
+def _merged(
+    first: SparkConfPlan, second: SparkConfPlan, depot: Depot, catalog_name: str
+) -> SparkConfPlan:
+    ours, theirs = first.secret_system_properties, second.secret_system_properties
+    if ours and theirs and ours != theirs:
+        raise DepotConfigError(
+            f"Depot '{depot.name}' (catalog {catalog_name}) is a glue catalog with other AWS keys "
+            "than another glue catalog of this profile; Iceberg's Glue client reads its keys "
+            "from the driver JVM's system properties, so one session has one set. Accepted: "
+            "glue depots with the same keys (or none, for the default AWS chain), or one glue "
+            "depot per profile."
+        )
+    return SparkConfPlan(
+        conf={**first.conf, **second.conf},
+        secret_catalog_conf={**first.secret_catalog_conf, **second.secret_catalog_conf},
+        secret_hadoop_conf={**first.secret_hadoop_conf, **second.secret_hadoop_conf},
+        jar_needs=first.jar_needs | second.jar_needs,
+        secret_system_properties={
+            **first.secret_system_properties,
+            **second.secret_system_properties,
+        },
+    )
+
+
+def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPlan:
+    _check_catalog_name(catalog_name)
+    prefix = f"spark.sql.catalog.{catalog_name}"
+    catalog = depot.catalog
+    storage = depot.storage
+    secrets = depot.secrets
+    conf: dict[str, str] = {
+        "spark.sql.extensions": ICEBERG_EXTENSIONS,
+        prefix: SPARK_CATALOG,
+        f"{prefix}.warehouse": catalog.warehouse or storage.warehouse_uri,
+        "spark.redaction.regex": REDACTION_REGEX,
+        # Iceberg's CachingCatalog keeps serving a table's old metadata (up to 30 s) after
+        # another process commits; a dbt run must see the table as it is now.
+        f"{prefix}.cache-enabled": "false",
+    }
+    if default:
+        conf["spark.sql.defaultCatalog"] = catalog_name
+    secret_catalog: dict[str, str] = {}
+    secret_hadoop: dict[str, str] = {}
+    secret_system: dict[str, str] = {}
+    needs = {"iceberg"}
+
+    def put_uri(uri: str | None) -> None:
+        if uri is not None:
+            # A JDBC URL may carry ?password=, an HTTP one user:password@.
+            target = secret_catalog if uri_has_secret(uri) else conf
+            target[f"{prefix}.uri"] = uri
+
+    if catalog.type == "jdbc":
+        conf[f"{prefix}.catalog-impl"] = JDBC_CATALOG
+        conf[f"{prefix}.jdbc.schema-version"] = "V1"
+        put_uri(catalog.uri)
+        _put_secret(secret_catalog, f"{prefix}.jdbc.user", secrets.jdbc_user)
+        _put_secret(secret_catalog, f"{prefix}.jdbc.password", secrets.jdbc_password)
+        driver = jdbc_driver_need(catalog.uri)
+        if driver:
+            needs.add(driver)
+    elif catalog.type == "rest":
+        conf[f"{prefix}.type"] = "rest"
+        put_uri(catalog.uri)
+        _put_secret(secret_catalog, f"{prefix}.token", secrets.apikey)
+        conf.update({f"{prefix}.{key}": value for key, value in REST_CLIENT_LIMITS.items()})
+    elif catalog.type == "hadoop":
+        conf[f"{prefix}.type"] = "hadoop"
+    elif catalog.type == "glue":
+        # Depot resolution refuses glue without S3 storage (depot/precedence.py), with the
+        # depot's other problems; a resolved Depot never gets here with a local folder.
+        assert isinstance(storage, S3Storage)
+        conf[f"{prefix}.catalog-impl"] = GLUE_CATALOG
+        conf[f"{prefix}.client.region"] = storage.region
+        if secrets.aws_access_key and secrets.aws_secret_key:
+            for name, prop in GLUE_KEY_PROPERTIES.items():
+                _put_secret(secret_system, prop, getattr(secrets, name))
+    elif catalog.type == "nessie":
+        conf[f"{prefix}.catalog-impl"] = NESSIE_CATALOG
+        conf[f"{prefix}.ref"] = "main"
+        put_uri(catalog.uri)
+        if secrets.apikey:
+            conf[f"{prefix}.authentication.type"] = "BEARER"
+            _put_secret(secret_catalog, f"{prefix}.authentication.token", secrets.apikey)
+    else:
+        raise DepotConfigError(
+            f"Depot '{depot.name}' has catalog type {catalog.type!r}, which has no Spark "
+            "configuration. Accepted: rest, hadoop, jdbc, glue, nessie."
+        )
+
+    if isinstance(storage, S3Storage):
+        default_io = S3_FILE_IO if catalog.type == "glue" else HADOOP_FILE_IO
+        io_impl = catalog.properties.get("io-impl", default_io)
+        conf[f"{prefix}.io-impl"] = io_impl
+        if io_impl == S3_FILE_IO:
+            _s3fileio(storage, secrets, prefix, conf, secret_catalog)
+            needs.add("aws-sdk-v2")
+        else:
+            # The default depot's settings are the session's; a mounted one's are its
+            # catalog's own, so each keeps its own keys and endpoint.
+            _s3a(
+                storage,
+                secrets,
+                conf,
+                secret_hadoop,
+                secret_catalog,
+                None if default else prefix,
+            )
+            needs.add("s3a")
+    if catalog.type == "glue":
+        needs.add("aws-sdk-v2")
+
+    # Passed-through properties win over what is derived above; secret-looking ones are
+    # applied at runtime like the depot's own secrets.
+    for key, value in catalog.properties.items():
+        full_key = f"{prefix}.{key}"
+        if is_secret_key(key):
+            conf.pop(full_key, None)
+            secret_catalog[full_key] = value
+        else:
+            secret_catalog.pop(full_key, None)
+            conf[full_key] = value
+
+    return SparkConfPlan(
+        conf=conf,
+        secret_catalog_conf=secret_catalog,
+        secret_hadoop_conf=secret_hadoop,
+        jar_needs=frozenset(needs),
+        secret_system_properties=secret_system,
+    )
+
+
+# The JDBC drivers the adapter fetches itself, by the URL's subprotocol; another database's
+# driver goes into the profile's `spark.jars`.
+JDBC_DRIVER_NEEDS = {"h2": "h2", "postgresql": "postgresql"}
+
+
+def jdbc_driver_need(uri: str | None) -> str | None:
+    """The jar set holding the driver for a JDBC catalog uri (jdbc:<subprotocol>:...)."""
+    scheme, _, rest = (uri or "").partition(":")
+    subprotocol = rest.partition(":")[0].lower()
+    return JDBC_DRIVER_NEEDS.get(subprotocol) if scheme.lower() == "jdbc" else None
+
+
+def _s3a(
+    storage: S3Storage,
+    secrets: DepotSecrets,
+    conf: dict[str, str],
+    secret_hadoop: dict[str, str],
+    secret_catalog: dict[str, str],
+    catalog_prefix: str | None = None,
+) -> None:
+    """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO.
+
+    With `catalog_prefix`, every setting is a catalog property (`<prefix>.hadoop.fs.s3a.*`):
+    Iceberg applies it to that catalog's Hadoop conf alone, which its FileIO carries to the
+    executors, so the catalog keeps its own keys and endpoint beside the session's.
+    """
+    if catalog_prefix is None:
+        scope, secret_scope, secret_target = "spark.hadoop.fs.s3a.", "fs.s3a.", secret_hadoop
+    else:
+        scope = secret_scope = f"{catalog_prefix}.hadoop.fs.s3a."
+        secret_target = secret_catalog
+    conf["spark.hadoop.fs.s3.impl"] = S3A_FILESYSTEM
+    conf.update(S3A_LIMITS)
+    conf.update(S3A_MARKERS)
+    conf[f"{scope}endpoint.region"] = storage.region
+    if storage.endpoint:
+        conf[f"{scope}endpoint"] = storage.endpoint
+        # S3-compatible stores (MinIO, moto) rarely have per-bucket DNS names.
+        conf[f"{scope}path.style.access"] = "true"
+        if storage.endpoint.lower().startswith("http://"):
+            conf[f"{scope}connection.ssl.enabled"] = "false"
+    if secrets.aws_access_key and secrets.aws_secret_key:
+        secret_target[f"{secret_scope}access.key"] = secrets.aws_access_key.reveal()
+        secret_target[f"{secret_scope}secret.key"] = secrets.aws_secret_key.reveal()
+        provider = SIMPLE_CREDENTIALS
+        if secrets.aws_session_token:
+            secret_target[f"{secret_scope}session.token"] = secrets.aws_session_token.reveal()
+            provider = TEMPORARY_CREDENTIALS
+        conf[f"{scope}aws.credentials.provider"] = provider
+    # Without keys the provider stays unset: s3a's default chain (env, profile, instance role).
+
+
+def _s3fileio(
+    storage: S3Storage,
+    secrets: DepotSecrets,
+    prefix: str,
+    conf: dict[str, str],
+    secret_catalog: dict[str, str],
+) -> None:
+    """Route 2: Iceberg's own S3FileIO (AWS SDK v2), configured as catalog properties."""
+    conf[f"{prefix}.client.region"] = storage.region
+    if storage.endpoint:
+        conf[f"{prefix}.s3.endpoint"] = storage.endpoint
+        conf[f"{prefix}.s3.path-style-access"] = "true"
+    if secrets.aws_access_key and secrets.aws_secret_key:
+        secret_catalog[f"{prefix}.s3.access-key-id"] = secrets.aws_access_key.reveal()
+        secret_catalog[f"{prefix}.s3.secret-access-key"] = secrets.aws_secret_key.reveal()
+        _put_secret(secret_catalog, f"{prefix}.s3.session-token", secrets.aws_session_token)
+
+
+def _put_secret(target: dict[str, str], key: str, secret: Secret | None) -> None:
+    if secret:
+        target[key] = secret.reveal()
+
+
+def _check_catalog_name(catalog_name: str) -> None:
+    if catalog_name == "spark_catalog":
+        raise DepotConfigError(
+            "The catalog name (profile `database`) cannot be 'spark_catalog': that is Spark's "
+            "built-in session catalog, which an Iceberg SparkCatalog must not replace. "
+            "Accepted: any other name, e.g. lakehouse (the default)."
+        )
+    if not _CATALOG_NAME_RE.match(catalog_name or ""):
+        raise DepotConfigError(
+            f"The catalog name (profile `database`) {catalog_name!r} cannot be a Spark catalog "
+            "name: it becomes part of the conf key spark.sql.catalog.<name>. Accepted: a letter "
+            "or '_' followed by letters, digits, '_' or '-', e.g. lakehouse."
+        )

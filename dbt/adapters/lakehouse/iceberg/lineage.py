@@ -1,0 +1,222 @@
+"""Commit lineage: every Iceberg commit dbt makes names the dbt invocation and node behind it.
+
+Each snapshot's summary carries `dbt.invocation_id` (the run, as in run_results.json) and,
+when a node wrote it, `dbt.node` (its unique id), so `select * from <table>.snapshots` tells
+which run and model wrote what. Spark SQL has no statement-level snapshot properties; Iceberg's
+Spark writes (SparkWrite, SparkPositionDeltaWrite, SparkTable's metadata-only deletes) read
+them at commit time from a private static ThreadLocal of `org.apache.iceberg.spark.
+CommitMetadata`. The cursor sets it around each statement that can commit, from the Python
+thread that runs the statement: PySpark pins each Python thread to one JVM thread, so dbt's
+threads never see each other's properties. Afterwards `committed_snapshot` reads back the id
+of the snapshot the statement made, for dbt's adapter_response.
+
+Lineage never fails a statement: if the reflection fails (an Iceberg that moved the field),
+the statements run without it, and the reason is logged once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.engine import runtime as engine
+
+logger = AdapterLogger("Lakehouse")
+
+INVOCATION_KEY = "dbt.invocation_id"
+NODE_KEY = "dbt.node"
+# Resource types whose connections are named by node unique id (`model.pkg.orders`); other
+# connections ("master", a run-operation's macro) carry the invocation id alone.
+NODE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
+# A session writing under this conf commits to that branch, when the table has it (WAP).
+WAP_BRANCH_CONF = "spark.wap.branch"
+
+_COMMIT_METADATA = "org.apache.iceberg.spark.CommitMetadata"
+_COMMIT_PROPERTIES_FIELD = "COMMIT_PROPERTIES"
+
+
+def is_node_id(connection_name: str | None) -> bool:
+    parts = (connection_name or "").split(".")
+    return len(parts) >= 3 and parts[0] in NODE_TYPES and all(parts)
+
+
+def commit_properties(invocation_id: str, connection_name: str | None) -> dict[str, str]:
+    """The snapshot summary entries a statement run on this connection commits with."""
+    properties = {INVOCATION_KEY: invocation_id}
+    if is_node_id(connection_name):
+        properties[NODE_KEY] = str(connection_name)
+    return properties
+
+
+# --- which statements can commit --------------------------------------------------------------
+# Read from the start only: whitespace, `--` lines (dbt's query comment may be either kind,
+# `-- lakehouse:conf` lines) and `/* */` blocks, then the statement's first keywords. A model's
+# statement can be megabytes; this costs the same for any size.
+_LEADING = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*", re.S)
+_NAME = r"(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))*)"
+# The Spark statements an Iceberg table commits a snapshot for. Not: views (catalog objects,
+# unversioned), ALTER (table metadata, no snapshot), CALL (procedures take no properties).
+_COMMITS = re.compile(
+    r"(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
+    r"|truncate\s+table|(?:create\s+or\s+replace|replace|create)\s+table"
+    r"(?:\s+if\s+not\s+exists)?)\s+" + _NAME,
+    re.IGNORECASE,
+)
+
+
+def commit_target(statement: str) -> str | None:
+    """The table a statement may commit a snapshot to, as written (`cat`.`ns`.`t`), or None."""
+    start = _LEADING.match(statement)
+    match = _COMMITS.match(statement, start.end() if start else 0)
+    return re.sub(r"\s+", "", match.group("name")) if match else None
+
+
+# --- the JVM side -----------------------------------------------------------------------------
+@dataclass
+class _Reflected:
+    """What lineage needs from one SparkContext's JVM, looked up once: the ThreadLocal, and
+    the static methods it calls (a py4j attribute lookup is a round trip of its own)."""
+
+    context: Any  # the SparkContext these belong to; a restarted session has a new one
+    thread_local: Any = None
+    map_of: Any = None
+    load_table: Any = None
+    # (invocation id, node) -> the Java map committed with, built once per node and run
+    maps: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    failure: str | None = None
+
+    def java_map(self, properties: Mapping[str, str]) -> Any:
+        key = (properties[INVOCATION_KEY], properties.get(NODE_KEY))
+        found = self.maps.get(key)
+        if found is None:
+            if len(self.maps) >= _MAPS_KEPT:
+                self.maps.clear()
+            flat = [item for pair in sorted(properties.items()) for item in pair]
+            found = self.maps[key] = self.map_of(*flat)
+        return found
+
+
+_MAPS_KEPT = 512
+_LOCK = threading.Lock()
+_current: _Reflected | None = None
+# Per thread: (table, properties, snapshot id) of the last commit `committed_snapshot` found,
+# so a materialization reporting that write later (seeds) needs no second catalog lookup.
+_last_commit = threading.local()
+
+
+def _reflected(spark: Any) -> _Reflected:
+    global _current
+    # A Connect client has no SparkContext; the session stands for it (and is refused below).
+    context = spark if engine.is_connect(spark) else spark.sparkContext
+    found = _current
+    if found is not None and found.context is context:
+        return found
+    with _LOCK:
+        if _current is None or _current.context is not context:
+            _current = _reflect(spark, context)
+        return _current
+
+
+def _reflect(spark: Any, context: Any) -> _Reflected:
+    reflected = _Reflected(context=context)
+    try:
+        jvm = engine.driver_jvm(
+            spark,
+            "Commit lineage (dbt.invocation_id / dbt.node in snapshot summaries)",
+            "use a local or cluster spark.master for snapshots that name their dbt run.",
+        )
+        from py4j.clientserver import ClientServer
+
+        if not isinstance(context._gateway, ClientServer):
+            # Without pinned threads a JVM thread serves whichever Python thread calls next,
+            # and one node's properties could land on another node's commit.
+            raise RuntimeError("PySpark runs without pinned threads (PYSPARK_PIN_THREAD=false)")
+        # Plain Class.forName uses py4j's own loader, which cannot see the jars of spark.jars.
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        holder = jvm.java.lang.Class.forName(_COMMIT_METADATA, True, loader)
+        declared = holder.getDeclaredField(_COMMIT_PROPERTIES_FIELD)
+        declared.setAccessible(True)
+        reflected.thread_local = declared.get(None)
+        reflected.map_of = jvm.java.util.Map.of
+        reflected.load_table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable
+    except Exception as exc:
+        text = str(getattr(exc, "msg", "") or exc).strip()
+        reflected.failure = text.splitlines()[0] if text else repr(exc)
+        logger.warning(
+            "commit lineage is off for this session (snapshots will not carry "
+            f"{INVOCATION_KEY} / {NODE_KEY}): {reflected.failure}"
+        )
+    return reflected
+
+
+@contextmanager
+def commit_lineage(spark: Any, connection_name: str | None) -> Iterator[dict[str, str] | None]:
+    """Around one statement run on this thread: its commits carry the invocation and node.
+
+    Yields the properties set, or None when lineage is off.
+    """
+    from dbt_common.invocation import get_invocation_id
+
+    reflected = _reflected(spark)
+    if reflected.failure is not None:
+        yield None
+        return
+    properties = commit_properties(get_invocation_id(), connection_name)
+    reflected.thread_local.set(reflected.java_map(properties))
+    try:
+        yield properties
+    finally:
+        # The JVM thread serves this Python thread's later statements too: a catalog statement
+        # run next must not commit under this one's name.
+        reflected.thread_local.remove()
+
+
+def committed_snapshot(spark: Any, table: str, properties: Mapping[str, str] | None) -> int | None:
+    """The id of the snapshot a statement just committed to `table`, or None.
+
+    The head of the ref it wrote (the `spark.wap.branch` branch when the table has one, else
+    main) counts only when its summary carries the statement's properties: otherwise another
+    writer committed after it, or it committed nothing (e.g. a CREATE TABLE without rows).
+    """
+    if not properties:
+        return None
+    reflected = _reflected(spark)
+    if reflected.failure is not None:
+        return None
+    try:
+        # No refresh(): without the catalog cache (the default) this load reads the table
+        # afresh; with it, the cached table is the one the statement committed through.
+        iceberg = reflected.load_table(spark._jsparkSession, table)
+        branch = spark.conf.get(WAP_BRANCH_CONF, None)
+        heads = [iceberg.snapshot(branch)] if branch else []
+        # A table without write.wap.enabled ignores the branch conf and writes main.
+        heads.append(iceberg.currentSnapshot())
+        for head in heads:
+            if head is not None and _carries(head.summary(), properties):
+                snapshot_id = int(head.snapshotId())
+                _last_commit.found = (table, dict(properties), snapshot_id)
+                return snapshot_id
+    except Exception as exc:  # not an Iceberg table, or gone again: no snapshot to report
+        logger.debug(f"no committed snapshot read for {table}: {exc}")
+    return None
+
+
+def last_committed_snapshot(
+    spark: Any, table: str, properties: Mapping[str, str] | None
+) -> int | None:
+    """The snapshot this thread's last commit to `table` under `properties` made, as
+    `committed_snapshot` found it; looked up afresh when none was recorded."""
+    found = getattr(_last_commit, "found", None)
+    if properties and found is not None and found[:2] == (table, dict(properties)):
+        return int(found[2])
+    return committed_snapshot(spark, table, properties)
+
+
+def _carries(summary: Any, properties: Mapping[str, str]) -> bool:
+    return all(summary.get(key) == value for key, value in properties.items())

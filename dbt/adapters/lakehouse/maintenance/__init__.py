@@ -1,0 +1,3 @@
+"""Table maintenance through Iceberg's procedures, and the partitions `scope: run` compaction
+reaches.
+"""

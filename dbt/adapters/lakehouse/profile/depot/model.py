@@ -1,0 +1,124 @@
+"""The depot types: what a resolved depot is, and the vocabulary every depot module shares.
+
+The frozen dataclasses here are the result of resolution; their reprs never show a secret
+(profile/secrets.py owns what a secret is). `_Context` is everything resolution reads from outside
+the
+profile (environment, working folder, home, the profile's AWS overrides), passed explicitly so
+resolution is a pure function of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, uri_has_secret
+
+DEPOT_SCHEME = "dataos"
+ENV_DEPOT = "env"
+CATALOG_TYPES = ("rest", "hadoop", "jdbc", "glue", "nessie")
+STORAGE_TYPES = ("s3", "file")
+ENV_DEPOT_TYPES = ("S3", "LAKEHOUSE")
+DEPOTS_FILE_NAME = "depots.yml"
+
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class S3Storage:
+    bucket: str
+    relative_path: str
+    region: str
+    endpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        # "warehouse/", "/a//b/" and "" all name a prefix; keep one spelling of each.
+        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
+
+    @property
+    def warehouse_uri(self) -> str:
+        suffix = f"/{self.relative_path}" if self.relative_path else ""
+        return f"s3://{self.bucket}{suffix}"
+
+
+@dataclass(frozen=True)
+class LocalStorage:
+    path: Path
+
+    def __post_init__(self) -> None:
+        if not Path(self.path).is_absolute():
+            raise ValueError(f"LocalStorage needs an absolute path, got {self.path}")
+
+    @property
+    def warehouse_uri(self) -> str:
+        # Hadoop's Path wants `file:/abs` with the path unescaped (as_uri would %-encode it).
+        return f"file:{Path(self.path).as_posix()}"
+
+
+@dataclass(frozen=True, repr=False)
+class CatalogSpec:
+    type: str
+    uri: str | None = None
+    warehouse: str | None = None
+    # Free-form Iceberg catalog properties; hash=False because a dict cannot be hashed.
+    properties: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def __repr__(self) -> str:
+        shown = {k: ("****" if is_secret_key(k) else v) for k, v in self.properties.items()}
+        uri = "****" if self.uri and uri_has_secret(self.uri) else self.uri
+        return (
+            f"CatalogSpec(type={self.type!r}, uri={uri!r}, warehouse={self.warehouse!r}, "
+            f"properties={shown!r})"
+        )
+
+
+@dataclass(frozen=True)
+class DepotSecrets:
+    aws_access_key: Secret | None = None
+    aws_secret_key: Secret | None = None
+    aws_session_token: Secret | None = None
+    apikey: Secret | None = None
+    jdbc_user: Secret | None = None
+    jdbc_password: Secret | None = None
+
+
+_SECRET_KEYS = tuple(f.name for f in fields(DepotSecrets))
+
+
+@dataclass(frozen=True)
+class Depot:
+    name: str
+    storage: S3Storage | LocalStorage
+    catalog: CatalogSpec
+    secrets: DepotSecrets
+    source: str
+    embedded: bool = False
+    # spec.tableFormats: the `table_formats` of this depot's tables that set none.
+    table_formats: tuple[str, ...] | None = None
+
+    def secret_values(self) -> list[str]:
+        """Every credential the depot holds, for masking in messages (secrets.scrub)."""
+        held = (getattr(self.secrets, f.name) for f in fields(self.secrets))
+        values = [s.reveal() for s in held if isinstance(s, Secret) and s]
+        values += [v for k, v in self.catalog.properties.items() if is_secret_key(k) and v]
+        return values
+
+
+@dataclass(frozen=True)
+class _Context:
+    env: Mapping[str, str]
+    cwd: Path
+    home: Path
+    aws_region: str | None
+    aws_endpoint: str | None
+
+    def getenv(self, name: str) -> str | None:
+        # Unset and empty are the same: `export X=` is how shells "unset" in CI files.
+        value = (self.env.get(name) or "").strip()
+        return value or None
+
+
+def _normalise_prefix(prefix: str) -> str:
+    return "/".join(part for part in prefix.strip().split("/") if part)

@@ -1,0 +1,222 @@
+"""The depot schema: one depot mapping (inline or from a depots file) read into a `_Draft`.
+
+Parsing records every problem it finds instead of stopping at the first, so one message lists
+all of a depot's mistakes; precedence.py then fills in what the depot leaves out. A value that
+may be a secret is described by its kind only, never echoed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbt.adapters.lakehouse.credentials import unknown_key_problems
+from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
+
+_TOP_KEYS = ("type", "spec", "catalog", "secrets")
+_SPEC_KEYS = ("storageType", "s3", "file", "tableFormats")
+_S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
+_FILE_KEYS = ("path",)
+_CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
+
+
+@dataclass
+class _Draft:
+    """A depot's fields as written, before precedence and cross-field checks."""
+
+    storage_type: str | None = None
+    bucket: str | None = None
+    relative_path: str = ""
+    region: str | None = None
+    endpoint: str | None = None
+    file_path: str | None = None
+    catalog_type: str | None = "rest"
+    catalog_uri: str | None = None
+    catalog_warehouse: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    # The default `table_formats` of tables in this depot; checked where it is used.
+    table_formats: Any = None
+    secrets: dict[str, str] = field(default_factory=dict)
+
+
+def _draft_from_entry(entry: object) -> tuple[_Draft, list[str]]:
+    draft = _Draft()
+    problems: list[str] = []
+    if not isinstance(entry, Mapping):
+        return draft, [
+            f"A depot must be a mapping with keys {', '.join(_TOP_KEYS)}; got {_kind(entry)}."
+        ]
+    _check_keys(entry, _TOP_KEYS, "depot", problems)
+    depot_type = entry.get("type")
+    if depot_type is not None and str(depot_type).strip().lower() != "lakehouse":
+        problems.append(f"Depot type {_shown(depot_type)} is not supported. Accepted: lakehouse.")
+    _parse_spec(entry.get("spec"), draft, problems)
+    _parse_catalog(entry.get("catalog"), draft, problems)
+    _parse_secrets(entry.get("secrets"), draft, problems)
+    return draft, problems
+
+
+def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
+    accepted = (
+        "Accepted: spec: {storageType: s3, s3: {bucket: <bucket>, relativePath: <prefix>, "
+        "region: <region>, endpoint: <url>}} or spec: {storageType: file, file: {path: <folder>}}."
+    )
+    if not isinstance(spec, Mapping):
+        given = "it is missing" if spec is None else f"got {_kind(spec)}"
+        problems.append(f"Depot `spec` must be a mapping; {given}. {accepted}")
+        return
+    _check_keys(spec, _SPEC_KEYS, "spec", problems)
+    draft.table_formats = spec.get("tableFormats")
+    storage_type = _opt_str(spec, "storageType", "spec", problems)
+    if storage_type is None:
+        problems.append(f"spec.storageType is missing. Accepted: {', '.join(STORAGE_TYPES)}.")
+        return
+    if storage_type.lower() not in STORAGE_TYPES:
+        problems.append(
+            f"spec.storageType {storage_type!r} is not supported. Accepted: "
+            f"{', '.join(STORAGE_TYPES)}."
+        )
+        return
+    draft.storage_type = storage_type.lower()
+    keys = _S3_KEYS if draft.storage_type == "s3" else _FILE_KEYS
+    section = spec.get(draft.storage_type)
+    where = f"spec.{draft.storage_type}"
+    if not isinstance(section, Mapping):
+        given = "it is missing" if section is None else f"got {_kind(section)}"
+        problems.append(
+            f"storageType {draft.storage_type} needs a `{where}` mapping; {given}. {accepted}"
+        )
+        return
+    _check_keys(section, keys, where, problems)
+    if draft.storage_type == "file":
+        draft.file_path = _opt_str(section, "path", where, problems)
+        if draft.file_path is None:
+            problems.append(f"{where}.path is missing. Accepted: a local folder path.")
+        return
+    bucket = _opt_str(section, "bucket", where, problems)
+    if bucket is None:
+        problems.append(f"{where}.bucket is missing. Accepted: a bucket name, e.g. my-bucket.")
+    elif _valid_bucket(bucket, f"{where}.bucket", problems):
+        draft.bucket = bucket
+    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
+    draft.region = _opt_str(section, "region", where, problems)
+    draft.endpoint = _opt_str(section, "endpoint", where, problems)
+
+
+def _parse_catalog(catalog: object, draft: _Draft, problems: list[str]) -> None:
+    if catalog is None:
+        return
+    if not isinstance(catalog, Mapping):
+        problems.append(
+            f"Depot `catalog` must be a mapping; got {_kind(catalog)}. Accepted: "
+            "catalog: {type: rest|hadoop|jdbc|glue|nessie, uri: ..., warehouse: ..., "
+            "properties: {...}}."
+        )
+        return
+    _check_keys(
+        catalog,
+        _CATALOG_KEYS,
+        "catalog",
+        problems,
+        hint=" Other Iceberg catalog properties go under catalog.properties.",
+    )
+    catalog_type = _opt_str(catalog, "type", "catalog", problems)
+    if catalog_type is not None and catalog_type.lower() not in CATALOG_TYPES:
+        problems.append(
+            f"catalog.type {catalog_type!r} is not supported. Accepted: {', '.join(CATALOG_TYPES)}."
+        )
+        draft.catalog_type = None
+    elif catalog_type is not None:
+        draft.catalog_type = catalog_type.lower()
+    draft.catalog_uri = _opt_str(catalog, "uri", "catalog", problems)
+    draft.catalog_warehouse = _opt_str(catalog, "warehouse", "catalog", problems)
+    properties = catalog.get("properties")
+    if properties is None:
+        return
+    if not isinstance(properties, Mapping):
+        problems.append(
+            f"catalog.properties must be a mapping of strings; got {_kind(properties)}."
+        )
+        return
+    for key, value in properties.items():
+        if isinstance(value, bool):
+            draft.properties[str(key)] = "true" if value else "false"  # Java spelling
+        elif isinstance(value, str | int | float):
+            draft.properties[str(key)] = str(value)
+        else:
+            problems.append(
+                f"catalog.properties.{key} must be a string, number or boolean; got {_kind(value)}."
+            )
+
+
+def _parse_secrets(secrets: object, draft: _Draft, problems: list[str]) -> None:
+    if secrets is None:
+        return
+    if not isinstance(secrets, Mapping):
+        problems.append(
+            f"Depot `secrets` must be a mapping; got {_kind(secrets)}. Accepted keys: "
+            f"{', '.join(_SECRET_KEYS)}."
+        )
+        return
+    _check_keys(secrets, _SECRET_KEYS, "secrets", problems)
+    for key in _SECRET_KEYS:
+        value = secrets.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            # The kind only: even a mistyped secret's value must not be echoed.
+            problems.append(f"secrets.{key} must be a string; got {_kind(value)}.")
+            continue
+        # Empty means unset: `{{ env_var('AWS_SESSION_TOKEN', '') }}` is the usual idiom.
+        if str(value).strip():
+            draft.secrets[key] = str(value).strip()
+
+
+def _check_keys(
+    section: Mapping[Any, Any],
+    accepted: tuple[str, ...],
+    where: str,
+    problems: list[str],
+    hint: str = "",
+) -> None:
+    # The profile's own keys get the same wording (credentials.py), so a typo reads alike
+    # wherever it is made.
+    problems.extend(p + hint for p in unknown_key_problems(section, accepted, where))
+
+
+def _opt_str(section: Mapping[Any, Any], key: str, where: str, problems: list[str]) -> str | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return str(value).strip() or None
+    problems.append(f"{where}.{key} must be a string; got {_kind(value)}.")
+    return None
+
+
+def _valid_bucket(bucket: str, where: str, problems: list[str]) -> bool:
+    """True when `bucket` is a bare bucket name; otherwise records why not."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", bucket):
+        return True
+    problems.append(
+        f"{where} must be a bare bucket name; got {bucket!r}. Accepted: e.g. my-bucket "
+        "(letters, digits, '.', '-', '_'); put the folder in relativePath, not the bucket."
+    )
+    return False
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 60 else text[:57] + "...")

@@ -1,0 +1,71 @@
+"""Local paths as a profile, a depot or the environment writes them: `~`, relative, `file:`.
+
+Relative paths are taken against the working folder resolution was given (or the process's),
+never silently against wherever Spark later runs; a URL of any other scheme is refused here, so
+a local folder setting cannot quietly name S3.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.model import _SCHEME_RE, LocalStorage, _Context
+
+
+def _local_folder(given: str, where: str, ctx: _Context) -> Path:
+    if given.lower().startswith("file:"):
+        return _absolute(unquote(urlsplit(given).path), ctx.cwd, ctx.home)
+    match = _SCHEME_RE.match(given)
+    if match:
+        raise DepotConfigError(
+            f"{where} must be a local folder; got a {match.group(1)}:// location. Accepted: a "
+            "path (absolute, relative to the project, or file:/...). For S3 use a depot: "
+            "dataos://<depot-name>, an inline depot, or env."
+        )
+    return _absolute(given, ctx.cwd, ctx.home)
+
+
+def _absolute_cwd(cwd: Path | None) -> Path:
+    base = Path.cwd() if cwd is None else Path(cwd)
+    return Path(os.path.normpath(base if base.is_absolute() else Path.cwd() / base))
+
+
+def _absolute(given: str, cwd: Path, home: Path) -> Path:
+    if given == "~" or given.startswith("~/"):
+        path = home / given[2:]
+    else:
+        path = Path(given)
+    return Path(os.path.normpath(path if path.is_absolute() else cwd / path))
+
+
+def prepare_local_folder(storage: object, label: str, read_only: bool = False) -> None:
+    """Create a local depot's folder, as the embedded lakehouse does its own, so a fresh file
+    depot works on its first command. A read-only mount's folder is never created: nothing may
+    be written there, and an empty new folder would hide a mistyped path."""
+    if not isinstance(storage, LocalStorage):
+        return
+    folder = Path(storage.path)
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise DepotConfigError(
+            f"Depot {label}: spec.file.path {folder} is a file, not a folder. Accepted: a "
+            "folder (created when missing), absolute, relative to the project, or file:/..."
+        )
+    if read_only:
+        raise DepotConfigError(
+            f"Depot {label} is mounted read_only and its folder {folder} does not exist; a "
+            "read-only depot's folder is not created, since nothing may be written to it. Fix: "
+            "point spec.file.path at the folder holding its tables, or mount it without "
+            "read_only."
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DepotConfigError(
+            f"Depot {label}: cannot create its folder {folder} ({exc.strerror}). Fix: create "
+            "it yourself, or point spec.file.path at a folder this user may write."
+        ) from None

@@ -1,0 +1,217 @@
+"""Precedence and cross-field checks: a parsed `_Draft` plus its context made into a `Depot`.
+
+This module owns which source wins for region, endpoint, credentials, the REST catalog's uri
+and apikey (profile, then depot, then environment), and the rules that span several fields,
+such as a glue catalog needing S3 storage. It reports all of a depot's problems at once, in
+one DepotConfigError naming the depot and where it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NoReturn
+
+from dbt.adapters.lakehouse.delta_mirror.log import DeltaConfigError, parse_table_formats
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.model import (
+    _SECRET_KEYS,
+    CatalogSpec,
+    Depot,
+    DepotSecrets,
+    LocalStorage,
+    S3Storage,
+    _Context,
+)
+from dbt.adapters.lakehouse.profile.depot.parse import _Draft
+from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
+from dbt.adapters.lakehouse.profile.secrets import Secret, safe_url
+
+
+def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Context) -> Depot:
+    storage = _resolve_storage(draft, ctx, problems)
+    catalog = _resolve_catalog(draft, ctx, problems)
+    secrets = _resolve_secrets(draft, ctx, problems)
+    table_formats = None
+    if draft.table_formats is not None:
+        try:
+            table_formats = parse_table_formats(draft.table_formats, "spec.tableFormats")
+        except DeltaConfigError as exc:
+            problems.append(str(exc.msg))
+    if problems or storage is None or catalog is None:
+        _raise(problems or ["The depot is incomplete."], name, source)
+    return Depot(
+        name, storage, catalog, secrets, source, embedded=False, table_formats=table_formats
+    )
+
+
+def _resolve_storage(
+    draft: _Draft, ctx: _Context, problems: list[str]
+) -> S3Storage | LocalStorage | None:
+    if draft.storage_type == "file" and draft.file_path:
+        try:
+            return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
+        except DepotConfigError as exc:
+            problems.append(exc.msg)
+            return None
+    if draft.storage_type != "s3":
+        return None
+    region, _ = _first(
+        ("profile aws_region", ctx.aws_region),
+        ("depot spec.s3.region", draft.region),
+        ("AWS_REGION", ctx.getenv("AWS_REGION")),
+        ("AWS_DEFAULT_REGION", ctx.getenv("AWS_DEFAULT_REGION")),
+    )
+    endpoint, endpoint_from = _first(
+        ("profile aws_endpoint", ctx.aws_endpoint),
+        ("depot spec.s3.endpoint", draft.endpoint),
+        ("AWS_ENDPOINT", ctx.getenv("AWS_ENDPOINT")),
+    )
+    ok = True
+    if region is None:
+        ok = False
+        problems.append(
+            "S3 storage needs an AWS region, and none is set. Given: no profile aws_region, no "
+            "depot spec.s3.region, no AWS_REGION (or AWS_DEFAULT_REGION) environment variable. "
+            "Accepted: set one of those three, e.g. us-east-1 (S3-compatible stores such as "
+            "MinIO accept us-east-1)."
+        )
+    if endpoint is not None and not endpoint.lower().startswith(("http://", "https://")):
+        ok = False
+        problems.append(
+            f"The S3 endpoint from {endpoint_from} is not an http(s) URL; got "
+            f"{safe_url(endpoint)!r}. Accepted: http://host:port or https://host."
+        )
+    if not ok or draft.bucket is None or region is None:
+        return None
+    return S3Storage(
+        bucket=draft.bucket,
+        relative_path=draft.relative_path,
+        region=region,
+        endpoint=endpoint.rstrip("/") if endpoint else None,
+    )
+
+
+def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
+    values = dict(draft.secrets)
+    has_keys = any(k in values for k in ("aws_access_key", "aws_secret_key", "aws_session_token"))
+    if has_keys:
+        _check_key_pair(
+            values,
+            ("aws_access_key", "aws_secret_key", "aws_session_token"),
+            "depot secrets",
+            problems,
+        )
+    elif draft.storage_type == "s3":
+        # No keys in the depot: the DataOS variables; none there either: the default chain.
+        env_names = {
+            "aws_access_key": "AWS_ACCESS_KEY_ID",
+            "aws_secret_key": "AWS_SECRET_ACCESS_KEY",
+            "aws_session_token": "AWS_SESSION_TOKEN",
+        }
+        from_env = {k: v for k, name in env_names.items() if (v := ctx.getenv(name))}
+        _check_key_pair(
+            from_env,
+            ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
+            "the environment",
+            problems,
+        )
+        values.update(from_env)
+    if draft.catalog_type == "rest" and "apikey" not in values:
+        apikey = ctx.getenv("LAKEHOUSE_APIKEY")
+        if apikey:
+            values["apikey"] = apikey
+        else:
+            problems.append(
+                "'apikey' is required in Lakehouse depot secret.\nThe REST catalog "
+                "authenticates with a bearer token. Given: no secrets.apikey in the depot and "
+                "no LAKEHOUSE_APIKEY environment variable. Accepted: secrets.apikey in the "
+                "depot (e.g. \"{{ env_var('LAKEHOUSE_APIKEY') }}\"), or LAKEHOUSE_APIKEY in "
+                "the environment."
+            )
+    return DepotSecrets(**{k: Secret(v) for k, v in values.items()})
+
+
+def _check_key_pair(
+    values: Mapping[str, str], names: tuple[str, str, str], where: str, problems: list[str]
+) -> None:
+    given = [bool(values.get(k)) for k in _SECRET_KEYS[:3]]
+    access, secret, token = given
+    if access == secret and (access or not token):
+        return
+    access_name, secret_name, token_name = names
+    missing = [n for n, v in zip(names[:2], given[:2], strict=True) if not v]
+    present = [n for n, v in zip(names, given, strict=True) if v]
+    problems.append(
+        f"AWS credentials in {where} are incomplete, missing {' and '.join(missing)}. "
+        f"Given: {', '.join(present)} (values not shown). Accepted: both "
+        f"{access_name} and {secret_name} (plus {token_name} for temporary credentials), or "
+        "none of them to use the default AWS credential chain."
+    )
+
+
+def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> CatalogSpec | None:
+    kind, uri = draft.catalog_type, draft.catalog_uri
+    if kind is None:
+        return None
+    if kind == "rest" and uri is None:
+        uri = ctx.getenv("METASTORE_URL")
+        if uri is None:
+            problems.append(
+                "METASTORE_URL environment variable is required for Lakehouse destination\n"
+                "The REST catalog has no uri. Given: no catalog.uri in the depot and no "
+                "METASTORE_URL environment variable. Accepted: catalog.uri in the depot, or "
+                "METASTORE_URL=https://<host>/<path> in the environment."
+            )
+            return None
+    if kind in ("rest", "nessie"):
+        if uri is None:
+            problems.append(
+                "The nessie catalog needs catalog.uri; it is not set. Accepted: the Nessie "
+                "API URL, e.g. http://nessie:19120/api/v2."
+            )
+            return None
+        if not uri.lower().startswith(("http://", "https://")):
+            problems.append(
+                f"The {kind} catalog uri must be an http(s) URL; got {safe_url(uri)!r}. "
+                "Accepted: http://host:port/path or https://host/path."
+            )
+    elif kind == "jdbc":
+        if uri is None or not uri.lower().startswith("jdbc:"):
+            given = "it is not set" if uri is None else f"got {safe_url(uri)!r}"
+            problems.append(
+                f"The jdbc catalog needs catalog.uri, a JDBC URL; {given}. Accepted: e.g. "
+                "jdbc:postgresql://host:5432/iceberg (the driver jar goes in spark.jars)."
+            )
+    elif uri is not None:
+        problems.append(
+            f"The {kind} catalog takes no catalog.uri; got {safe_url(uri)!r}. Accepted: no "
+            "uri ("
+            + ("Glue is found by region" if kind == "glue" else "metadata lives in the warehouse")
+            + "); remove it, or choose catalog.type rest, nessie or jdbc."
+        )
+    # The only place this rule lives: engine/sparkconf.py relies on no resolved Depot breaking it.
+    if kind == "glue" and draft.storage_type == "file":
+        problems.append(
+            "The glue catalog needs S3 storage; got storageType file. Accepted: storageType "
+            "s3 with glue, or a hadoop/jdbc catalog for a local folder."
+        )
+    return CatalogSpec(kind, uri, draft.catalog_warehouse, dict(draft.properties))
+
+
+def _raise(problems: list[str], name: str, source: str) -> NoReturn:
+    label = {
+        "inline": "the inline depot in the profile",
+        "env": "the environment depot (DataOS variables)",
+    }.get(name, f"depot '{name}' ({source})")
+    if len(problems) == 1:
+        raise DepotConfigError(f"{problems[0]}\nIn {label}.")
+    bullets = "\n".join("- " + p.replace("\n", "\n  ") for p in problems)
+    heading = f"{label[0].upper()}{label[1:]} has {len(problems)} problems:"
+    raise DepotConfigError(f"{heading}\n{bullets}")
+
+
+def _first(*candidates: tuple[str, str | None]) -> tuple[str | None, str | None]:
+    for where, value in candidates:
+        if value:
+            return value, where
+    return None, None

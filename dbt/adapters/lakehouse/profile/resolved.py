@@ -1,0 +1,81 @@
+"""A profile target resolved once per process: its depot, the depots mounted beside it, and
+the engine spec they imply, shared by the session, error masking and `dbt debug`.
+
+Resolution reads the environment, the working folder and the depots files, so a change to any
+of them (or to the credentials) resolves afresh; otherwise every connection of every node gets
+the same object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.engine.lifecycle import EngineSpec, engine_spec, resolve_profile_depot
+from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
+from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
+from dbt.adapters.lakehouse.profile.mounts import MountedDepot, resolve_mounted_depots
+
+
+@dataclass(frozen=True)
+class ResolvedProfile:
+    depot: Depot
+    mounted: tuple[MountedDepot, ...]
+    spec: EngineSpec
+
+    @property
+    def depots(self) -> tuple[Depot, ...]:
+        return (self.depot, *(m.depot for m in self.mounted))
+
+    @property
+    def read_only(self) -> Mapping[str, str]:
+        """Catalog name -> label of the depot mounted there read-only."""
+        return {m.catalog: m.label for m in self.mounted if m.read_only}
+
+    def secret_values(self) -> list[str]:
+        return [value for depot in self.depots for value in depot.secret_values()]
+
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple[Any, ...], ResolvedProfile] = {}
+_CACHE_SIZE = 8
+
+
+def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
+    key = _cache_key(creds)
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None:
+            return found
+        depot = resolve_profile_depot(creds)
+        mounted = resolve_mounted_depots(creds.depots, creds.depots_file)
+        prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
+        for mount in mounted:
+            prepare_local_folder(mount.depot.storage, mount.label, mount.read_only)
+        spec = engine_spec(creds, depot=depot, mounted={m.catalog: m.depot for m in mounted})
+        resolved = ResolvedProfile(depot=depot, mounted=mounted, spec=spec)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = resolved
+        return resolved
+
+
+def _cache_key(creds: LakehouseCredentials) -> tuple[Any, ...]:
+    files: list[tuple[str, int | None]] = []
+    for path in depots_file_candidates(creds.depots_file):
+        try:
+            files.append((str(path), path.stat().st_mtime_ns))
+        except OSError:
+            files.append((str(path), None))
+    return (
+        json.dumps(creds.to_dict(omit_none=False), sort_keys=True, default=str),
+        tuple(sorted(os.environ.items())),
+        str(Path.cwd()),
+        tuple(files),
+    )

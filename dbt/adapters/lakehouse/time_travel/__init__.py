@@ -1,0 +1,1 @@
+"""Time travel (`lakehouse.as_of`, sources' `as_of`) and `lakehouse_rollback`."""

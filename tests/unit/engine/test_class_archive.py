@@ -1,0 +1,78 @@
+"""The driver JVM's class archive: dumped once, adopted when its writer is gone, then mapped."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.lakehouse.engine import class_archive as classarchive
+
+
+@pytest.fixture
+def java(tmp_path: Path) -> str:
+    binary = tmp_path / "java"
+    binary.write_text("#!/bin/sh\n")
+    return str(binary)
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def aged(path: Path, seconds: float = classarchive.SETTLE_SECONDS + 5) -> Path:
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+    return path
+
+
+def test_a_fresh_cache_dumps_at_exit_under_this_process(java: str, tmp_path: Path) -> None:
+    [option] = classarchive.java_options(java, tmp_path, {})
+    key = classarchive.runtime_key(java)
+    assert option == f"-XX:ArchiveClassesAtExit={tmp_path}/class-archive/{key}.{os.getpid()}.dump"
+
+
+def test_a_settled_dump_of_a_finished_run_is_adopted_and_mapped(java: str, tmp_path: Path) -> None:
+    key = classarchive.runtime_key(java)
+    folder = tmp_path / "class-archive"
+    folder.mkdir()
+    newest, older = folder / f"{key}.{dead_pid()}.dump", folder / f"{key}.{dead_pid()}.dump"
+    newest.write_bytes(b"newest")
+    older.write_bytes(b"older")
+    aged(newest)
+    aged(older, 3600)
+    [option] = classarchive.java_options(java, tmp_path, {})
+    assert option == f"-XX:SharedArchiveFile={folder / f'{key}.jsa'}"
+    assert (folder / f"{key}.jsa").read_bytes() == b"newest"
+    assert not list(folder.glob("*.dump"))  # the other run's dump is dropped, not kept
+
+
+def test_a_dump_still_being_written_is_left_alone(java: str, tmp_path: Path) -> None:
+    key = classarchive.runtime_key(java)
+    folder = tmp_path / "class-archive"
+    folder.mkdir()
+    running = folder / f"{key}.{os.getpid()}.dump"  # this process is alive
+    running.write_bytes(b"partial")
+    aged(running)
+    fresh = folder / f"{key}.{dead_pid()}.dump"  # its JVM may still be writing
+    fresh.write_bytes(b"partial")
+    assert classarchive.java_options(java, tmp_path, {}) == []
+    assert running.is_file() and fresh.is_file()
+    assert not (folder / f"{key}.jsa").exists()
+
+
+def test_another_java_has_its_own_archive(java: str, tmp_path: Path) -> None:
+    other = tmp_path / "other-java"
+    other.write_text("#!/bin/sh\n")
+    assert classarchive.runtime_key(java) != classarchive.runtime_key(str(other))
+
+
+def test_switched_off(java: str, tmp_path: Path) -> None:
+    assert classarchive.java_options(java, tmp_path, {"LAKEHOUSE_CLASS_ARCHIVE": "0"}) == []
+    assert not (tmp_path / "class-archive").exists()
