@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.connect import session_conf, start_connect_session
-from dbt.adapters.lakehouse.engine.lifecycle import engine_spec
+from dbt.adapters.lakehouse.engine.spec import engine_spec
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError, EngineSetupError
 
 
@@ -24,13 +24,13 @@ from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError, EngineSet
     ],
 )
 def test_connect_address(master: str, address: tuple[str, int]) -> None:
-    assert engine.is_connect_master(master)
-    assert engine.connect_address(master) == address
+    assert runtime.is_connect_master(master)
+    assert runtime.connect_address(master) == address
 
 
 @pytest.mark.parametrize("master", ["local[*]", "spark://h:7077", "yarn", "k8s://https://h:6443"])
 def test_other_masters_are_not_connect(master: str) -> None:
-    assert not engine.is_connect_master(master)
+    assert not runtime.is_connect_master(master)
 
 
 def _connect_creds(tmp_path: Path, master: str = "sc://127.0.0.1:1") -> LakehouseCredentials:

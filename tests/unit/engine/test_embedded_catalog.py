@@ -28,7 +28,8 @@ from dbt.adapters.lakehouse.engine.embedded_catalog import (
     read_state,
     retry_while_contended,
 )
-from dbt.adapters.lakehouse.engine.lifecycle import catalog_wait_seconds, engine_spec
+from dbt.adapters.lakehouse.engine.session_catalogs import catalog_wait_seconds
+from dbt.adapters.lakehouse.engine.spec import engine_spec
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 from dbt.adapters.lakehouse.profile.depot import embedded_catalog_uri
 

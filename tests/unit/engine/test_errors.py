@@ -18,12 +18,8 @@ from pyspark.sql import Row
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor, write_target
-from dbt.adapters.lakehouse.exceptions import (
-    CommitConflictError,
-    LakehouseDatabaseError,
-    explain_engine_error,
-    s3_action_for,
-)
+from dbt.adapters.lakehouse.engine.diagnosis import explain_engine_error, s3_action_for
+from dbt.adapters.lakehouse.exceptions import CommitConflictError, LakehouseDatabaseError
 
 HEAD_403 = (
     "java.io.UncheckedIOException: java.nio.file.AccessDeniedException: s3://bkt/wh/s: "
@@ -346,7 +342,7 @@ NO_CREDENTIALS = (
 
 
 def _glue_catalogs() -> dict[str, Any]:
-    from dbt.adapters.lakehouse.exceptions import CatalogContext
+    from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 
     return {
         "lakehouse": CatalogContext(
@@ -358,7 +354,8 @@ def _glue_catalogs() -> dict[str, Any]:
 
 
 def test_a_catalog_without_views_says_so_and_how_to_fix_it() -> None:
-    from dbt.adapters.lakehouse.exceptions import ViewsUnsupportedError, engine_error_type
+    from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type
+    from dbt.adapters.lakehouse.exceptions import ViewsUnsupportedError
 
     assert engine_error_type(VIEW_ON_HADOOP) is ViewsUnsupportedError
     text = explain_engine_error(VIEW_ON_HADOOP) or ""

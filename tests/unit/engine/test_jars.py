@@ -392,7 +392,8 @@ def test_maven_fetch_names_the_url_it_could_not_get(
 def test_install_skips_an_optional_set_no_source_delivers(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dbt.adapters.lakehouse.engine import jars
+    # install_all reads CACHED_JARS in the module it is defined in.
+    from dbt.adapters.lakehouse.engine.jars import resolve
 
     monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", f"http://127.0.0.1:{closed_port()}/maven2")
     required = maven_then_fallback(FallbackFetch())
@@ -408,11 +409,13 @@ def test_install_skips_an_optional_set_no_source_delivers(
         ),
         required=False,
     )
-    monkeypatch.setattr(jars, "CACHED_JARS", {"tool": required, "sdk": optional})
-    report = jars.install_all(env)
+    monkeypatch.setattr(resolve, "CACHED_JARS", {"tool": required, "sdk": optional})
+    report = resolve.install_all(env)
     assert [p.name for p in report.cached] == ["a-fallback.jar"]
     assert list(report.skipped) == ["sdk"]
     assert "org/example/sdk/2.0/sdk-2.0.jar failed" in report.skipped["sdk"]
-    monkeypatch.setattr(jars, "CACHED_JARS", {"sdk": dataclasses.replace(optional, required=True)})
+    monkeypatch.setattr(
+        resolve, "CACHED_JARS", {"sdk": dataclasses.replace(optional, required=True)}
+    )
     with pytest.raises(EngineSetupError, match="sdk-2.0.jar failed"):
-        jars.install_all(env)
+        resolve.install_all(env)

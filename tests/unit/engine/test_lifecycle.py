@@ -9,7 +9,8 @@ import pytest
 
 from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
-from dbt.adapters.lakehouse.engine.lifecycle import _Engine, engine_spec, launch_settings
+from dbt.adapters.lakehouse.engine.launch import launch_settings
+from dbt.adapters.lakehouse.engine.lifecycle import _Engine
 from dbt.adapters.lakehouse.engine.masters import (
     check_master_reachable,
     local_storage_warning,
@@ -18,6 +19,7 @@ from dbt.adapters.lakehouse.engine.masters import (
     start_timeout_message,
     yarn_resourcemanager_addresses,
 )
+from dbt.adapters.lakehouse.engine.spec import engine_spec
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 

@@ -7,13 +7,13 @@ The engine texts are Spark 3.5's own, captured from a merge with a mistyped colu
 
 from __future__ import annotations
 
+from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext, explain_engine_error
 from dbt.adapters.lakehouse.engine.sql_origin import (
     config_sql,
     explain_config_column,
     unresolved_column,
     without_plans,
 )
-from dbt.adapters.lakehouse.exceptions import CatalogContext, explain_engine_error
 
 MERGE_ERROR = (
     "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name "

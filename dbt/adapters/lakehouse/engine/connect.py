@@ -11,21 +11,15 @@ the Iceberg runtime or a rejected token fails the start with the reason, not a l
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import runtime as engine
-from dbt.adapters.lakehouse.exceptions import (
-    ConnectUnsupportedError,
-    EngineSetupError,
-    engine_error_text,
-    explain_engine_error,
-)
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
+from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
+from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError, EngineSetupError
 from dbt.adapters.lakehouse.profile.secrets import safe_url
-
-if TYPE_CHECKING:
-    from dbt.adapters.lakehouse.engine.lifecycle import EngineSpec
 
 logger = AdapterLogger("Lakehouse")
 
@@ -70,7 +64,7 @@ def start_connect_session(spec: EngineSpec) -> Any:
             f"spark.master {shown} needs the Spark Connect client, whose packages are not "
             f"installed ({exc}). Fix: pip install 'dbt-lakehouse[connect]'."
         ) from None
-    host, port = engine.connect_address(spec.master)
+    host, port = runtime.connect_address(spec.master)
     try:
         with socket.create_connection((host, port), timeout=5.0):
             pass
@@ -129,10 +123,6 @@ def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
         try:
             spark.sql(f"show namespaces in `{catalog.name}`").collect()
         except Exception as exc:
-            from dbt.adapters.lakehouse.engine.lifecycle import (
-                catalog_contexts,  # imports this module
-            )
-
             text = engine_error_text(exc)
             explained = explain_engine_error(
                 text, catalog.uri, catalog_contexts(spec)

@@ -13,18 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dbt.adapters.lakehouse.engine.launch import spark_log_path
+from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from dbt.adapters.lakehouse.engine.lifecycle import EngineSpec
-
-
-def _spark_log_path() -> Path:
-    from dbt.adapters.lakehouse.engine.lifecycle import spark_log_path  # the session owns its log
-
-    return spark_log_path()
 
 
 def master_addresses(master: str) -> list[tuple[str, int]]:
@@ -190,7 +184,7 @@ def start_timeout_message(spec: EngineSpec) -> str:
         "stopped. The address answers connections but not Spark's requests: it is not that "
         "cluster manager, or it is overloaded or stuck, or a proxy/firewall holds the traffic. "
         "Raise spark.executor_timeout_seconds for a cluster that admits applications slowly "
-        f"(a busy YARN queue). Spark's log: {_spark_log_path()}"
+        f"(a busy YARN queue). Spark's log: {spark_log_path()}"
     )
 
 
@@ -223,5 +217,5 @@ def await_executors(spark: SparkSession, spec: EngineSpec) -> None:
         "spark.executor.memory in the profile's spark.conf), or its workers cannot reach the "
         f"driver at {spark.conf.get('spark.driver.host', '?')} (set spark.driver_host to an "
         "address they can reach). Raise spark.executor_timeout_seconds for a cluster that "
-        f"scales up slowly. Spark's log: {_spark_log_path()}"
+        f"scales up slowly. Spark's log: {spark_log_path()}"
     )

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dbt.adapters.lakehouse.exceptions import CatalogContext, DepotConfigError
+from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,

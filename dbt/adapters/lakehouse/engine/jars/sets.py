@@ -1,0 +1,223 @@
+"""The jar sets a session may need, each pinned by SHA-256 per source, in preference order.
+
+Maven Central first; where another registry has a build of the same jars, it follows as the
+fallback (docs/runtime.md, "Jars"). Also which `spark.jars.packages` coordinates replace a set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from dbt.adapters.lakehouse.engine.jars.cache import CachedJarSet, JarSource, PinnedJar
+from dbt.adapters.lakehouse.engine.jars.fetch import (
+    debian_package,
+    maven_central,
+    pypi_sdist,
+    pypi_wheel,
+)
+
+ICEBERG_VERSION = "1.10.2"
+SPARK_BINARY_VERSION = "3.5"
+SCALA_BINARY_VERSION = "2.12"
+
+
+def maven_jar(
+    group: str, artifact: str, version: str, sha256: str, env_override: str, classifier: str = ""
+) -> JarSource:
+    """One Maven Central artifact as a source, pinned by its sha256."""
+    filename = f"{artifact}-{version}{'-' + classifier if classifier else ''}.jar"
+    coordinates = f"{group}:{artifact}:{version}{':' + classifier if classifier else ''}"
+    return JarSource(
+        origin=f"Maven Central {coordinates}",
+        jars=(PinnedJar(filename, sha256, filename, env_override),),
+        fetch=maven_central(group, artifact, version, classifier),
+    )
+
+
+def _debian_jar(
+    package: str, version: str, member: str, filename: str, sha256: str, env_override: str
+) -> JarSource:
+    """One jar inside a Debian package, cached under a name of its own: another build than
+    Maven Central's, so it never passes for the canonical file."""
+    return JarSource(
+        origin=f"Debian package {package} {version}",
+        jars=(PinnedJar(filename, sha256, member, env_override),),
+        fetch=debian_package(package, version),
+    )
+
+
+def _maven_jars(*sources: JarSource) -> JarSource:
+    """Several Maven artifacts as one source: the set is cached whole or not at all."""
+
+    def fetch(scratch: Path) -> Path:
+        for source in sources:
+            source.fetch(scratch)
+        return scratch
+
+    return JarSource(
+        origin=" + ".join(source.origin for source in sources),
+        jars=tuple(jar for source in sources for jar in source.jars),
+        fetch=fetch,
+    )
+
+
+ICEBERG_RUNTIME = f"iceberg-spark-runtime-{SPARK_BINARY_VERSION}_{SCALA_BINARY_VERSION}"
+ICEBERG_JARS = CachedJarSet(
+    need="iceberg",
+    sources=(
+        maven_jar(
+            "org.apache.iceberg",
+            ICEBERG_RUNTIME,
+            ICEBERG_VERSION,
+            "c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f",
+            "LAKEHOUSE_ICEBERG_JAR",
+        ),
+        # docs/runtime.md, "Iceberg runtime": the same jar, byte for byte, inside a PyPI wheel.
+        JarSource(
+            origin="PyPI wheel snowpark-connect-deps-iceberg==1.0.2",
+            jars=(
+                PinnedJar(
+                    filename=f"{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar",
+                    sha256="c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f",
+                    member=f"snowpark_connect_deps_iceberg/jars/{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar",
+                    env_override="LAKEHOUSE_ICEBERG_JAR",
+                ),
+            ),
+            fetch=pypi_wheel(
+                "snowpark-connect-deps-iceberg==1.0.2",
+                [f"snowpark_connect_deps_iceberg/jars/{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar"],
+            ),
+        ),
+    ),
+)
+
+H2_JARS = CachedJarSet(
+    need="h2",
+    sources=(
+        maven_jar(
+            "com.h2database",
+            "h2",
+            "2.1.214",
+            "d623cdc0f61d218cf549a8d09f1c391ff91096116b22e2475475fce4fbe72bd0",
+            "LAKEHOUSE_H2_JAR",
+        ),
+        _debian_jar(
+            "libh2-java",
+            "2.1.214-1",
+            member="usr/share/java/h2-2.1.214.jar",
+            filename="h2-2.1.214-debian.jar",
+            sha256="19654e17771f88dadc5444ca12db2269f2ba8747c00087e18f298dfd53017014",
+            env_override="LAKEHOUSE_H2_JAR",
+        ),
+    ),
+)
+
+# The JDBC catalog's driver for a PostgreSQL database (a jdbc depot whose uri is
+# jdbc:postgresql:...).
+POSTGRESQL_JARS = CachedJarSet(
+    need="postgresql",
+    sources=(
+        maven_jar(
+            "org.postgresql",
+            "postgresql",
+            "42.7.14",
+            "73914527305a40cce504b0d3d90b23caf565136912d607ae8ae7c5895512332c",
+            "LAKEHOUSE_POSTGRESQL_JAR",
+        ),
+        _debian_jar(
+            "libpostgresql-jdbc-java",
+            "42.5.5-0+deb12u1",
+            member="usr/share/java/postgresql.jar",
+            filename="postgresql-42.5.5-debian.jar",
+            sha256="e68b153660caa7f47505d323829e995bd84fec7a30d2160f3ca272f774569a22",
+            env_override="LAKEHOUSE_POSTGRESQL_JAR",
+        ),
+    ),
+)
+
+# docs/runtime.md, "S3 through s3a": hadoop-aws of the Hadoop version inside pyspark 3.5's
+# wheel (hadoop-client 3.3.4), with the AWS SDK v1 bundle that Hadoop release was built against.
+HADOOP_VERSION = "3.3.4"
+S3A_JARS = CachedJarSet(
+    need="s3a",
+    sources=(
+        _maven_jars(
+            maven_jar(
+                "org.apache.hadoop",
+                "hadoop-aws",
+                HADOOP_VERSION,
+                "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a",
+                "LAKEHOUSE_HADOOP_AWS_JAR",
+            ),
+            maven_jar(
+                "com.amazonaws",
+                "aws-java-sdk-bundle",
+                "1.12.262",
+                "873fe7cf495126619997bec21c44de5d992544aea7e632fdc77adb1a0915bae5",
+                "LAKEHOUSE_AWS_SDK_JAR",
+            ),
+        ),
+        # The fallback: hadoop-aws 3.3.1 (works with the 3.3.4 client) inside a PyPI sdist that
+        # pins pyspark 3.3.0, so it is downloaded, never installed.
+        JarSource(
+            origin="PyPI sdist sagemaker_pyspark==1.4.5",
+            jars=(
+                PinnedJar(
+                    filename="hadoop-aws-3.3.1.jar",
+                    sha256="6be50ad8a8b445d2802381b085b2a3ede5c29d353450a6a21f16b2fefa962b6e",
+                    member="deps/jars/hadoop-aws-3.3.1.jar",
+                    env_override="LAKEHOUSE_HADOOP_AWS_JAR",
+                ),
+                PinnedJar(
+                    filename="aws-java-sdk-bundle-1.11.901.jar",
+                    sha256="b87175b32a16544cc1b37cf40390eb375833e62bed67f8ce6cde4b7ad6429ead",
+                    member="deps/jars/aws-java-sdk-bundle-1.11.901.jar",
+                    env_override="LAKEHOUSE_AWS_SDK_JAR",
+                ),
+            ),
+            fetch=pypi_sdist(
+                "sagemaker_pyspark==1.4.5",
+                ["deps/jars/hadoop-aws-3.3.1.jar", "deps/jars/aws-java-sdk-bundle-1.11.901.jar"],
+            ),
+        ),
+    ),
+)
+
+# The AWS SDK v2, unshaded, as Iceberg's S3FileIO and GlueCatalog load it. 1.10.1 is the newest
+# 1.10.x bundle Maven Central serves; it holds only the SDK (Iceberg's aws classes are in the
+# runtime jar), so it serves the 1.10.2 runtime. No other registry ships the SDK unshaded: there
+# is no fallback, and the error names the profile's `spark.jars` instead.
+AWS_SDK_V2_JARS = CachedJarSet(
+    need="aws-sdk-v2",
+    sources=(
+        maven_jar(
+            "org.apache.iceberg",
+            "iceberg-aws-bundle",
+            "1.10.1",
+            "86bf20892ea5b4c17688f19b075399885f6aa5303f6b2dc9f491e76ceef9633b",
+            "LAKEHOUSE_ICEBERG_AWS_BUNDLE_JAR",
+        ),
+    ),
+    required=False,
+)
+
+CACHED_JARS: dict[str, CachedJarSet] = {
+    s.need: s for s in (ICEBERG_JARS, H2_JARS, POSTGRESQL_JARS, S3A_JARS, AWS_SDK_V2_JARS)
+}
+
+# `spark.jars.packages` coordinates (group:artifact prefixes) that replace a set: Spark resolves
+# them and their dependencies itself (hadoop-aws brings its SDK bundle).
+PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
+    "iceberg": (f"org.apache.iceberg:{ICEBERG_RUNTIME}:",),
+    "h2": ("com.h2database:h2:",),
+    "postgresql": ("org.postgresql:postgresql:",),
+    "s3a": ("org.apache.hadoop:hadoop-aws:",),
+    "aws-sdk-v2": ("org.apache.iceberg:iceberg-aws-bundle:", "software.amazon.awssdk:"),
+}
+
+
+def packages_cover(need: str, packages: Iterable[str]) -> bool:
+    """True when the profile's `spark.jars.packages` coordinates provide the set `need`."""
+    prefixes = PACKAGES_REPLACING.get(need, ())
+    return any(p.strip().startswith(prefixes) for p in packages if p.strip())

@@ -1,0 +1,47 @@
+"""Launching the driver JVM: which `java`, where its console output goes, and which settings
+only take effect when the JVM is launched (a change in them means a relaunch, not a new
+SparkContext in the running JVM).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+
+def java_executable() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def spark_log_path() -> Path:
+    """Where the JVM's console output goes (beside dbt's own logs by default)."""
+    configured = os.environ.get("LAKEHOUSE_SPARK_LOG")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("DBT_LOG_PATH") or "logs"
+    return Path(base).absolute() / "spark.log"
+
+
+# Settings Spark applies when it launches the driver JVM (spark-submit: classpath, packages
+# resolved by Ivy, JVM options and heap), and never again for a new SparkContext in that JVM.
+LAUNCH_ONLY_KEYS = (
+    "spark.jars",
+    "spark.jars.packages",
+    "spark.jars.repositories",
+    "spark.jars.ivySettings",
+    "spark.jars.excludes",
+    "spark.driver.extraClassPath",
+    "spark.driver.extraJavaOptions",
+    "spark.driver.memory",
+)
+
+
+def launch_settings(conf: Any) -> tuple[tuple[str, str], ...]:
+    """The launch-only part of a spec's conf: when it differs, the JVM must be relaunched."""
+    given = dict(conf)
+    return tuple((key, given[key]) for key in LAUNCH_ONLY_KEYS if key in given)

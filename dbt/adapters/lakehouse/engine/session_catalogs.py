@@ -1,0 +1,136 @@
+"""What a new session does to its catalogs before dbt's first statement runs.
+
+A catalog that cannot be used should fail the start with its reason, not some model later: the
+catalogs with secrets are loaded at once, the glue catalog's AWS keys are set where the AWS SDK
+reads them first, and the embedded catalog is opened under this process's lease on it, with the
+bounded wait (LAKEHOUSE_CATALOG_WAIT) the lease enforces.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
+from dbt.adapters.lakehouse.engine.embedded_catalog import (
+    DEFAULT_WAIT_SECONDS,
+    CatalogLease,
+    CatalogUnavailable,
+)
+from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
+from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
+from dbt.adapters.lakehouse.exceptions import EngineSetupError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = AdapterLogger("Lakehouse")
+
+
+def catalog_wait_seconds(env: Mapping[str, str] | None = None) -> float:
+    """How long a process waits for the embedded catalog (LAKEHOUSE_CATALOG_WAIT, seconds)."""
+    given = (os.environ if env is None else env).get("LAKEHOUSE_CATALOG_WAIT", "").strip()
+    if not given:
+        return DEFAULT_WAIT_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise EngineSetupError(
+            f"LAKEHOUSE_CATALOG_WAIT must be a number of seconds above 0; got {given!r}. "
+            f"Accepted: e.g. 300 (unset: {DEFAULT_WAIT_SECONDS:.0f})."
+        )
+    return seconds
+
+
+def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
+    """The glue catalog's AWS keys, where the SDK's default chain reads them first
+    (sparkconf.GLUE_KEY_PROPERTIES says why). The JVM's previous session may have set others:
+    every property a glue catalog could read is set or cleared, so no stale key signs."""
+    system = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+    wanted = dict(spec.secret_system_properties)
+    for prop in GLUE_KEY_PROPERTIES.values():
+        if prop in wanted:
+            system.setProperty(prop, wanted[prop])
+        else:
+            system.clearProperty(prop)
+
+
+def load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
+    """Hand the catalogs their secrets and load them now.
+
+    A catalog that cannot load (unreachable, token rejected) fails the start with the reason,
+    not some later statement. The secrets must stay in the runtime conf afterwards: Spark
+    plans CACHE TABLE, and re-caches after every write to a cached query's tables, in a
+    cloned session (AQE off) whose catalogs load afresh from the conf; without the token
+    there, a REST catalog answers 401 (`cache table` of an incremental model's batch, for
+    one). The conf is not SparkConf: it stays out of the UI and event logs, and SET redacts
+    it (spark.redaction.regex). On failure nothing is left behind.
+    """
+    if not spec.secret_catalog_conf:
+        return
+    for key, value in spec.secret_catalog_conf:
+        spark.conf.set(key, value)
+    manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
+    for catalog in spec.catalogs:
+        if not catalog.has_secrets:
+            continue
+        try:
+            manager.catalog(catalog.name)
+        except Exception as exc:
+            for key, _ in spec.secret_catalog_conf:
+                spark.conf.unset(key)
+            text = engine_error_text(exc)
+            explained = (
+                explain_engine_error(text, catalog.uri, catalog_contexts(spec))
+                or text.splitlines()[0]
+            )
+            raise EngineSetupError(
+                f"The Iceberg catalog '{catalog.name}' of depot {catalog.depot_label} could not "
+                f"be loaded: {explained}"
+            ) from None
+
+
+def unless_unavailable(step: Any) -> Any:
+    try:
+        return step()
+    except CatalogUnavailable as exc:
+        raise EngineSetupError(str(exc)) from None
+    except OSError as exc:  # the holder's lock files or process could not be made
+        raise EngineSetupError(
+            f"The embedded lakehouse catalog's holder could not start: {exc}. Fix: make the "
+            "warehouse's _catalog folder writable for this user, and check free disk space."
+        ) from None
+
+
+def open_embedded_catalog(spark: SparkSession, lease: CatalogLease) -> None:
+    """Load the embedded catalog now, under the lease, rather than in the first statement.
+
+    Its first open is where dbt processes on one warehouse meet: the lease takes it one process
+    at a time, after the holder is ready, and bounds the wait with a one-line reason. A lazy
+    open in some model's statement would have none of that.
+    """
+    name = lease.catalog.name
+    manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
+    began = time.monotonic()
+    try:
+        unless_unavailable(
+            lambda: lease.open(lambda: manager.catalog(name), describe=engine_error_text)
+        )
+        logger.debug(
+            f"embedded catalog {lease.catalog.database_file} open after "
+            f"{time.monotonic() - began:.1f}s"
+        )
+    except EngineSetupError:
+        raise
+    except Exception as exc:
+        lines = engine_error_text(exc).splitlines()
+        cause = f" ({lines[-1].strip()})" if len(lines) > 1 else ""
+        raise EngineSetupError(
+            f"The Iceberg catalog '{name}' could not be loaded: {lines[0] if lines else exc}{cause}"
+        ) from None

@@ -1,0 +1,209 @@
+"""The engine spec: everything a SparkSession is built from, as a profile implies it.
+
+Equal specs share one session (lifecycle.py), so the spec holds every setting that takes part:
+the master, Spark's conf with the adapter's defaults under the user's, the jars, the catalogs
+(CatalogMount: what a message may say of each) and the secrets, which are applied at runtime,
+never put into the SparkConf.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
+from dbt.adapters.lakehouse.engine.embedded_catalog import EmbeddedCatalog
+from dbt.adapters.lakehouse.engine.jars import H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.engine.runtime import is_connect_master
+from dbt.adapters.lakehouse.engine.sparkconf import (
+    SparkConfPlan,
+    build_spark_conf_plan,
+    catalog_context,
+)
+from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.profile.depot.model import S3Storage
+from dbt.adapters.lakehouse.profile.secrets import safe_url
+
+_LOG4J_CONFIG = Path(__file__).parent / "resources" / "log4j2.properties"
+
+# Defaults a user may override through `spark.conf`; chosen for dbt-sized local work.
+_DEFAULT_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    # No Hive metastore: the Iceberg catalog is the only persistent one (no metastore_db/).
+    "spark.sql.catalogImplementation": "in-memory",
+    "spark.sql.session.timeZone": "UTC",
+    # Static: a user's INSERT OVERWRITE without a partition clause replaces the whole table. The
+    # `replace` and `insert_overwrite` strategies do not rely on it: each sets the mode for its
+    # own statement (cursor.py, statement-scoped conf).
+    "spark.sql.sources.partitionOverwriteMode": "static",
+    "spark.sql.legacy.createHiveTableByDefault": "false",
+}
+_LOCAL_DEFAULT_CONF = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    # 200 shuffle partitions is a cluster default; on one machine it is pure overhead.
+    "spark.sql.shuffle.partitions": "8",
+}
+
+
+@dataclass(frozen=True)
+class CatalogMount:
+    """One Iceberg catalog of the session: its name, the depot behind it, and the uri a
+    message may show (remote catalogs; never one carrying credentials)."""
+
+    name: str
+    depot_label: str
+    uri: str | None = None
+    has_secrets: bool = False
+    # What an engine error's explanation may say of it (kind, region, Glue endpoint).
+    context: CatalogContext | None = None
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Everything a SparkSession is built from; equal specs share one session."""
+
+    master: str
+    app_name: str
+    conf: tuple[tuple[str, str], ...]
+    secret_catalog_conf: tuple[tuple[str, str], ...]
+    secret_hadoop_conf: tuple[tuple[str, str], ...]
+    jars: tuple[str, ...]
+    depot_label: str
+    embedded_catalog: EmbeddedCatalog | None = None
+    catalogs: tuple[CatalogMount, ...] = ()
+    executor_timeout_seconds: int = 120
+    # The depot's tables are in a folder on this machine (embedded or a `file` depot).
+    local_storage: bool = False
+    # Driver JVM system properties holding secrets (a glue catalog's AWS keys), set at start.
+    secret_system_properties: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        # Secrets take part through a digest only, so the fingerprint itself is printable.
+        payload = json.dumps(
+            [
+                self.master,
+                self.conf,
+                self.jars,
+                self.secret_catalog_conf,
+                self.secret_hadoop_conf,
+                self.secret_system_properties,
+            ]
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.startswith("local")
+
+    @property
+    def is_connect(self) -> bool:
+        """A Spark Connect client (sc://): the driver, its jars and JVM are the server's."""
+        return is_connect_master(self.master)
+
+
+def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
+    return resolve_depot(
+        depot=creds.depot,
+        depots_file=creds.depots_file,
+        warehouse=creds.warehouse,
+        aws_region=creds.aws_region,
+        aws_endpoint=creds.aws_endpoint,
+    )
+
+
+def engine_spec(
+    creds: LakehouseCredentials,
+    env: Mapping[str, str] | None = None,
+    fetch_missing: bool = True,
+    depot: Depot | None = None,
+    mounted: Mapping[str, Depot] | None = None,
+) -> EngineSpec:
+    """The session a profile needs; `depot` and `mounted` (catalog -> depot) when the caller
+    has resolved them already (profile/resolved.py), else the profile's depot alone."""
+    depot = resolve_profile_depot(creds) if depot is None else depot
+    plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database, mounted)
+    options = creds.spark
+    connect = is_connect_master(options.master)
+    packages = options.conf.get("spark.jars.packages", "").split(",")
+    # A Connect server brings its own jars: none are fetched for a driver that is not here.
+    jars = (
+        []
+        if connect
+        else resolve_jars(
+            plan.jar_needs, options.jars, env=env, fetch_missing=fetch_missing, packages=packages
+        )
+    )
+    conf: dict[str, str] = dict(_DEFAULT_CONF)
+    if options.master.startswith("local"):
+        conf.update(_LOCAL_DEFAULT_CONF)
+    conf.update(plan.conf)
+    conf["spark.jars"] = ",".join(str(p) for p in jars)
+    java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
+    embedded_catalog = None
+    if depot.embedded and not connect:
+        # The catalog holder's AUTO_SERVER listens on loopback only; this JVM names the same
+        # address, or H2 reads the lock file as another machine's.
+        java_options.append("-Dh2.bindAddress=127.0.0.1")
+        embedded_catalog = EmbeddedCatalog(
+            name=creds.database, url=str(depot.catalog.uri), h2_jar=_h2_jar(jars, env)
+        )
+    if options.driver_memory:
+        conf["spark.driver.memory"] = options.driver_memory
+    if options.driver_host and not options.master.startswith("local"):
+        conf["spark.driver.host"] = options.driver_host
+    conf.update({str(k): str(v) for k, v in options.conf.items()})
+    user_java_options = conf.get("spark.driver.extraJavaOptions", "")
+    conf["spark.driver.extraJavaOptions"] = " ".join(java_options + [user_java_options]).strip()
+    return EngineSpec(
+        master=options.master,
+        app_name=options.app_name,
+        conf=tuple(sorted(conf.items())),
+        secret_catalog_conf=tuple(sorted(plan.secret_catalog_conf.items())),
+        secret_hadoop_conf=tuple(sorted(plan.secret_hadoop_conf.items())),
+        secret_system_properties=tuple(sorted(plan.secret_system_properties.items())),
+        jars=tuple(str(p) for p in jars),
+        depot_label=f"{depot.name} ({depot.source})",
+        executor_timeout_seconds=options.executor_timeout_seconds,
+        local_storage=not isinstance(depot.storage, S3Storage),
+        embedded_catalog=embedded_catalog,
+        catalogs=tuple(
+            _catalog_mount(name, catalog_depot, plan, default=name == creds.database)
+            for name, catalog_depot in {creds.database: depot, **(mounted or {})}.items()
+        ),
+    )
+
+
+def catalog_contexts(spec: EngineSpec) -> dict[str, CatalogContext]:
+    """The session's catalogs by name, for explain_engine_error."""
+    return {m.name: m.context for m in spec.catalogs if m.context is not None}
+
+
+def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan, default: bool) -> CatalogMount:
+    remote = depot.catalog.type in ("rest", "nessie") and depot.catalog.uri
+    prefix = f"spark.sql.catalog.{name}."
+    return CatalogMount(
+        name=name,
+        depot_label=f"'{depot.name}' ({depot.source})",
+        uri=safe_url(depot.catalog.uri) if remote and depot.catalog.uri else None,
+        has_secrets=any(key.startswith(prefix) for key in plan.secret_catalog_conf),
+        context=catalog_context(depot, name, default),
+    )
+
+
+def _h2_jar(jars: list[Path], env: Mapping[str, str] | None) -> str:
+    located = H2_JARS.locate(env)
+    if located:
+        return str(located[0])
+    # resolve_jars found it a moment ago; only a jar deleted in between lands here.
+    raise EngineSetupError(
+        f"The H2 driver for the embedded catalog is missing (jars: {', '.join(map(str, jars))}). "
+        "Fix: run `dbt-lakehouse install`, or set LAKEHOUSE_H2_JAR to h2-2.1.214.jar."
+    )
