@@ -6,15 +6,12 @@ import json
 
 import pytest
 
+from dbt.adapters.lakehouse.delta_mirror import file_stats, formats, schema, storage
 from dbt.adapters.lakehouse.delta_mirror import log as deltalog
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
-from dbt.adapters.lakehouse.delta_mirror.log import (
-    ColumnStats,
-    DataFile,
-    DeltaConfigError,
-    DeltaMirrorError,
-    DeltaState,
-)
+from dbt.adapters.lakehouse.delta_mirror.file_stats import ColumnStats
+from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
+from dbt.adapters.lakehouse.delta_mirror.log import DataFile, DeltaMirrorError, DeltaState
 from dbt.adapters.lakehouse.profile.depot.model import (
     CatalogSpec,
     Depot,
@@ -27,63 +24,61 @@ from dbt.adapters.lakehouse.profile.secrets import Secret
 
 class TestTableFormats:
     def test_default_is_iceberg(self):
-        assert deltalog.parse_table_formats(None, "m") == ("iceberg",)
+        assert formats.parse_table_formats(None, "m") == ("iceberg",)
 
     @pytest.mark.parametrize(
         "value", [["iceberg", "delta"], ["delta", "iceberg"], ["Iceberg", " DELTA "]]
     )
     def test_dual_in_canonical_order(self, value):
-        assert deltalog.parse_table_formats(value, "m") == ("iceberg", "delta")
+        assert formats.parse_table_formats(value, "m") == ("iceberg", "delta")
 
     def test_a_single_name_is_a_list(self):
-        assert deltalog.parse_table_formats("iceberg", "m") == ("iceberg",)
+        assert formats.parse_table_formats("iceberg", "m") == ("iceberg",)
 
     def test_delta_alone_is_refused(self):
         with pytest.raises(DeltaConfigError, match="lacks iceberg"):
-            deltalog.parse_table_formats(["delta"], "model 'm'")
+            formats.parse_table_formats(["delta"], "model 'm'")
 
     def test_unknown_format_is_named(self):
         with pytest.raises(DeltaConfigError, match="'hudi'.*Accepted"):
-            deltalog.parse_table_formats(["iceberg", "hudi"], "m")
+            formats.parse_table_formats(["iceberg", "hudi"], "m")
 
     @pytest.mark.parametrize("value", [1, {"a": 1}, ["iceberg", 2]])
     def test_not_a_list_of_names(self, value):
         with pytest.raises(DeltaConfigError, match="must be a list of names"):
-            deltalog.parse_table_formats(value, "m")
+            formats.parse_table_formats(value, "m")
 
 
 class TestRefusals:
     def test_merge_on_read_keys_found(self):
         props = {"write.merge.mode": "Merge-On-Read", "write.delete.mode": "copy-on-write"}
-        assert deltalog.merge_on_read_keys(props) == ["write.merge.mode"]
-        message = deltalog.merge_on_read_refusal("Model 'm'", ["write.merge.mode"], "config")
+        assert formats.merge_on_read_keys(props) == ["write.merge.mode"]
+        message = formats.merge_on_read_refusal("Model 'm'", ["write.merge.mode"], "config")
         assert "Model 'm'" in message and "Nothing was written" in message
 
     def test_copy_on_write_is_not_refused(self):
-        assert deltalog.merge_on_read_keys(deltalog.COPY_ON_WRITE) == []
+        assert formats.merge_on_read_keys(formats.COPY_ON_WRITE) == []
 
     def test_rename_is_a_hazard(self):
-        hazards = deltalog.schema_hazards({1: "id", 2: "b"}, ["b"], [{1: "id", 2: "a"}])
+        hazards = schema.schema_hazards({1: "id", 2: "b"}, ["b"], [{1: "id", 2: "a"}])
         assert [h.column for h in hazards] == ["b"]
         assert "renamed" in hazards[0].reason
 
     def test_drop_and_readd_is_a_hazard(self):
         # c had id 2 when live files were written; it now has id 3
-        hazards = deltalog.schema_hazards({1: "id", 3: "c"}, ["c"], [{1: "id", 2: "c"}])
+        hazards = schema.schema_hazards({1: "id", 3: "c"}, ["c"], [{1: "id", 2: "c"}])
         assert "dropped and added again" in hazards[0].reason
 
     def test_a_new_column_is_no_hazard(self):
-        assert (
-            deltalog.schema_hazards({1: "id", 3: "d"}, ["d"], [{1: "id"}, {1: "id", 3: "d"}]) == []
-        )
+        assert schema.schema_hazards({1: "id", 3: "d"}, ["d"], [{1: "id"}, {1: "id", 3: "d"}]) == []
 
     def test_readd_after_every_old_file_is_gone_is_no_hazard(self):
         # every live file was written with the current schema (a rebuild)
-        assert deltalog.schema_hazards({1: "id", 3: "c"}, ["c"], [{1: "id", 3: "c"}]) == []
+        assert schema.schema_hazards({1: "id", 3: "c"}, ["c"], [{1: "id", 3: "c"}]) == []
 
     def test_field_ids_are_recorded_per_top_level_column(self):
         fields = [_field("id"), {**_field("c", "string"), "metadata": {"comment": "kept"}}]
-        recorded = deltalog.with_field_ids(fields, {1: "id", 5: "c"})
+        recorded = schema.with_field_ids(fields, {1: "id", 5: "c"})
         assert [f["metadata"] for f in recorded] == [
             {"iceberg.field-id": 1},
             {"comment": "kept", "iceberg.field-id": 5},
@@ -93,22 +88,22 @@ class TestRefusals:
     def test_a_name_under_a_new_field_id_is_reassigned(self):
         # dropped and added again outside dbt: c was mirrored as id 2, is id 3 now
         held = [_field("id", field_id=1), _field("c", field_id=2)]
-        assert deltalog.reassigned_names(held, {1: "id", 3: "c"}, None) == ["c"]
-        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, None) == []
+        assert schema.reassigned_names(held, {1: "id", 3: "c"}, None) == ["c"]
+        assert schema.reassigned_names(held, {1: "id", 2: "c"}, None) == []
 
     def test_without_recorded_ids_the_mirrored_snapshot_schema_decides(self):
         held = [_field("id"), _field("c")]
-        assert deltalog.reassigned_names(held, {1: "id", 3: "c"}, {1: "id", 2: "c"}) == ["c"]
-        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, {1: "id", 2: "c"}) == []
+        assert schema.reassigned_names(held, {1: "id", 3: "c"}, {1: "id", 2: "c"}) == ["c"]
+        assert schema.reassigned_names(held, {1: "id", 2: "c"}, {1: "id", 2: "c"}) == []
         # nothing to compare with (the snapshot expired): every held name is checked
-        assert deltalog.reassigned_names(held, {1: "id", 2: "c"}, None) == ["id", "c"]
+        assert schema.reassigned_names(held, {1: "id", 2: "c"}, None) == ["id", "c"]
 
     def test_a_dropped_or_renamed_name_is_not_reassigned(self):
         held = [_field("id", field_id=1), _field("a", field_id=2)]
-        assert deltalog.reassigned_names(held, {1: "id", 2: "b"}, None) == []
+        assert schema.reassigned_names(held, {1: "id", 2: "b"}, None) == []
 
     def test_type_change_refusal_names_the_columns(self):
-        message = deltalog.type_change_refusal("Model 'm'", ["amount"])
+        message = schema.type_change_refusal("Model 'm'", ["amount"])
         assert "amount" in message and "--full-refresh" in message
 
 
@@ -116,21 +111,23 @@ class TestStats:
     def test_timestamp_bounds_widen_to_millis(self):
         # 1 µs past a millisecond: min floors, max ceils
         assert (
-            deltalog.stat_value("timestamp", 1_000_001, upper=False) == "1970-01-01T00:00:01.000Z"
+            file_stats.stat_value("timestamp", 1_000_001, upper=False) == "1970-01-01T00:00:01.000Z"
         )
-        assert deltalog.stat_value("timestamp", 1_000_001, upper=True) == "1970-01-01T00:00:01.001Z"
+        assert (
+            file_stats.stat_value("timestamp", 1_000_001, upper=True) == "1970-01-01T00:00:01.001Z"
+        )
 
     def test_negative_timestamps_floor_and_ceil(self):
-        assert deltalog.stat_value("timestamp", -1, upper=False) == "1969-12-31T23:59:59.999Z"
-        assert deltalog.stat_value("timestamp", -1, upper=True) == "1970-01-01T00:00:00.000Z"
+        assert file_stats.stat_value("timestamp", -1, upper=False) == "1969-12-31T23:59:59.999Z"
+        assert file_stats.stat_value("timestamp", -1, upper=True) == "1970-01-01T00:00:00.000Z"
 
     def test_timestamp_ntz_has_no_zone(self):
-        low = deltalog.stat_value("timestamp_ntz", "2024-01-01 10:00:00.123456", upper=False)
-        high = deltalog.stat_value("timestamp_ntz", "2024-01-01 10:00:00.123456", upper=True)
+        low = file_stats.stat_value("timestamp_ntz", "2024-01-01 10:00:00.123456", upper=False)
+        high = file_stats.stat_value("timestamp_ntz", "2024-01-01 10:00:00.123456", upper=True)
         assert (low, high) == ("2024-01-01T10:00:00.123", "2024-01-01T10:00:00.124")
 
     def test_decimal_keeps_every_digit(self):
-        document = deltalog.stats_json(
+        document = file_stats.stats_json(
             2,
             {"amount": ColumnStats("12345678901234567890.0123456789", "1E-10", 0, None)},
             {"amount": "decimal(38,10)"},
@@ -141,13 +138,13 @@ class TestStats:
 
     def test_nan_drops_the_bounds_not_the_null_count(self):
         document = json.loads(
-            deltalog.stats_json(3, {"x": ColumnStats(1.0, 2.0, 1, 1)}, {"x": "double"})
+            file_stats.stats_json(3, {"x": ColumnStats(1.0, 2.0, 1, 1)}, {"x": "double"})
         )
         assert document == {"numRecords": 3, "nullCount": {"x": 1}}
 
     def test_unknown_bounds_are_left_out(self):
         document = json.loads(
-            deltalog.stats_json(
+            file_stats.stats_json(
                 1,
                 {"b": ColumnStats(b"\x00", b"\x01", 0, None), "s": ColumnStats("a", None, 0, None)},
                 {"b": "binary", "s": "string"},
@@ -163,7 +160,7 @@ class TestStats:
             "s": ColumnStats("a'b", 'z"', 0, None),
             "f": ColumnStats(False, True, 0, None),
         }
-        document = json.loads(deltalog.stats_json(4, stats, types))
+        document = json.loads(file_stats.stats_json(4, stats, types))
         assert document["minValues"] == {"d": "2024-01-01", "i": -5, "s": "a'b", "f": False}
         assert document["maxValues"] == {"d": "2024-02-01", "i": 9, "s": 'z"', "f": True}
 
@@ -171,15 +168,15 @@ class TestStats:
 class TestPartitions:
     def test_identity_fields_of_plain_types_only(self):
         types = {"region": "string", "ts": "timestamp", "day": "date", "x": "double"}
-        assert deltalog.delta_partition_columns(["region", "ts", "day", "x"], types) == [
+        assert file_stats.delta_partition_columns(["region", "ts", "day", "x"], types) == [
             "region",
             "day",
         ]
 
     def test_values(self):
-        assert deltalog.partition_value("boolean", True) == "true"
-        assert deltalog.partition_value("long", 7) == "7"
-        assert deltalog.partition_value("string", None) is None
+        assert file_stats.partition_value("boolean", True) == "true"
+        assert file_stats.partition_value("long", 7) == "7"
+        assert file_stats.partition_value("string", None) is None
 
 
 class TestPaths:
@@ -268,7 +265,7 @@ def _depot(endpoint: str | None, token: str | None = SESSION_TOKEN, keys: bool =
 
 class TestStorageOptions:
     def test_http_endpoint_region_keys_and_session_token(self):
-        options = deltasync.storage_options(_depot("http://127.0.0.1:9000"))
+        options = storage.storage_options(_depot("http://127.0.0.1:9000"))
         assert dict(options) == {
             "AWS_REGION": "eu-west-1",
             "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
@@ -279,7 +276,7 @@ class TestStorageOptions:
         }
 
     def test_https_endpoint_allows_no_http(self):
-        options = deltasync.storage_options(_depot("HTTPS://s3.example.com", token=None))
+        options = storage.storage_options(_depot("HTTPS://s3.example.com", token=None))
         assert dict(options) == {
             "AWS_REGION": "eu-west-1",
             "AWS_ENDPOINT_URL": "HTTPS://s3.example.com",
@@ -288,19 +285,19 @@ class TestStorageOptions:
         }
 
     def test_aws_without_keys_leaves_credentials_to_the_environment(self):
-        options = deltasync.storage_options(_depot(None, token=None, keys=False))
+        options = storage.storage_options(_depot(None, token=None, keys=False))
         assert dict(options) == {"AWS_REGION": "eu-west-1"}
 
     def test_local_storage_needs_none(self, tmp_path):
         local = Depot(
             "here", LocalStorage(tmp_path), CatalogSpec("hadoop"), DepotSecrets(), "profile"
         )
-        assert dict(deltasync.storage_options(local)) == {}
-        assert dict(deltasync.storage_options(None)) == {}
+        assert dict(storage.storage_options(local)) == {}
+        assert dict(storage.storage_options(None)) == {}
 
     def test_no_secret_in_any_rendering(self):
         depot = _depot("http://127.0.0.1:9000")
-        options = deltasync.storage_options(depot)
+        options = storage.storage_options(depot)
         shown = [repr(options), str(options), f"{options}", f"{options!r}", repr(depot)]
         shown.append(repr(deltasync.MirrorResult("c.s.t", 1, "append", 2, 3, 4, 0.5)))
         for text in shown:

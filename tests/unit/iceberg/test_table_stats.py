@@ -7,18 +7,16 @@ import datetime as dt
 import agate
 from dbt_common.clients.agate_helper import build_type_tester, merge_tables
 
-from dbt.adapters.lakehouse.iceberg.table_stats import (
+from dbt.adapters.lakehouse.iceberg.catalog_stats import (
     NO_SNAPSHOT,
     STATS,
     TEXT_COLUMNS,
     catalog_columns,
-    committed_at,
     format_commit_time,
-    partition_field,
     stat_values,
     stats_items,
-    table_stats,
 )
+from dbt.adapters.lakehouse.iceberg.table_stats import committed_at, partition_field, table_stats
 
 SUMMARY = {
     "total-records": "1200",

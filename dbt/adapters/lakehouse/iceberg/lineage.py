@@ -25,7 +25,8 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg import java
 
 logger = AdapterLogger("Lakehouse")
 
@@ -80,13 +81,12 @@ def commit_target(statement: str) -> str | None:
 # --- the JVM side -----------------------------------------------------------------------------
 @dataclass
 class _Reflected:
-    """What lineage needs from one SparkContext's JVM, looked up once: the ThreadLocal, and
-    the static methods it calls (a py4j attribute lookup is a round trip of its own)."""
+    """Lineage on one SparkContext: the ThreadLocal it sets, found once, and the Iceberg
+    bridge (iceberg/java.py) whose static methods it calls; or why it is off."""
 
     context: Any  # the SparkContext these belong to; a restarted session has a new one
     thread_local: Any = None
-    map_of: Any = None
-    load_table: Any = None
+    iceberg: java.Bridge | None = None
     # (invocation id, node) -> the Java map committed with, built once per node and run
     maps: dict[tuple[str, str | None], Any] = field(default_factory=dict)
     failure: str | None = None
@@ -98,7 +98,8 @@ class _Reflected:
             if len(self.maps) >= _MAPS_KEPT:
                 self.maps.clear()
             flat = [item for pair in sorted(properties.items()) for item in pair]
-            found = self.maps[key] = self.map_of(*flat)
+            assert self.iceberg is not None
+            found = self.maps[key] = self.iceberg.map_of(*flat)
         return found
 
 
@@ -113,7 +114,7 @@ _last_commit = threading.local()
 def _reflected(spark: Any) -> _Reflected:
     global _current
     # A Connect client has no SparkContext; the session stands for it (and is refused below).
-    context = spark if engine.is_connect(spark) else spark.sparkContext
+    context = spark if runtime.is_connect(spark) else spark.sparkContext
     found = _current
     if found is not None and found.context is context:
         return found
@@ -126,7 +127,7 @@ def _reflected(spark: Any) -> _Reflected:
 def _reflect(spark: Any, context: Any) -> _Reflected:
     reflected = _Reflected(context=context)
     try:
-        jvm = engine.driver_jvm(
+        iceberg = java.bridge(
             spark,
             "Commit lineage (dbt.invocation_id / dbt.node in snapshot summaries)",
             "use a local or cluster spark.master for snapshots that name their dbt run.",
@@ -137,14 +138,10 @@ def _reflect(spark: Any, context: Any) -> _Reflected:
             # Without pinned threads a JVM thread serves whichever Python thread calls next,
             # and one node's properties could land on another node's commit.
             raise RuntimeError("PySpark runs without pinned threads (PYSPARK_PIN_THREAD=false)")
-        # Plain Class.forName uses py4j's own loader, which cannot see the jars of spark.jars.
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        holder = jvm.java.lang.Class.forName(_COMMIT_METADATA, True, loader)
-        declared = holder.getDeclaredField(_COMMIT_PROPERTIES_FIELD)
-        declared.setAccessible(True)
-        reflected.thread_local = declared.get(None)
-        reflected.map_of = jvm.java.util.Map.of
-        reflected.load_table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable
+        reflected.thread_local = iceberg.private_static(_COMMIT_METADATA, _COMMIT_PROPERTIES_FIELD)
+        # Looked up now, so a JVM without them turns lineage off here rather than per commit.
+        iceberg.map_of, iceberg.load_table  # noqa: B018
+        reflected.iceberg = iceberg
     except Exception as exc:
         text = str(getattr(exc, "msg", "") or exc).strip()
         reflected.failure = text.splitlines()[0] if text else repr(exc)
@@ -192,7 +189,8 @@ def committed_snapshot(spark: Any, table: str, properties: Mapping[str, str] | N
     try:
         # No refresh(): without the catalog cache (the default) this load reads the table
         # afresh; with it, the cached table is the one the statement committed through.
-        iceberg = reflected.load_table(spark._jsparkSession, table)
+        assert reflected.iceberg is not None
+        iceberg = reflected.iceberg.load(spark, table)
         branch = spark.conf.get(WAP_BRANCH_CONF, None)
         heads = [iceberg.snapshot(branch)] if branch else []
         # A table without write.wap.enabled ignores the branch conf and writes main.
@@ -220,3 +218,12 @@ def last_committed_snapshot(
 
 def _carries(summary: Any, properties: Mapping[str, str]) -> bool:
     return all(summary.get(key) == value for key, value in properties.items())
+
+
+def node_snapshot(spark: Any, connection_name: str | None, table: str) -> int | None:
+    """The snapshot the last commit to `table` by this connection's node in this invocation
+    made (a write a materialization reports itself, as seeds do); None when it made none."""
+    from dbt_common.invocation import get_invocation_id
+
+    properties = commit_properties(get_invocation_id(), connection_name)
+    return last_committed_snapshot(spark, table, properties)

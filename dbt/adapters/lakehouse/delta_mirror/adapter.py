@@ -1,0 +1,162 @@
+"""The adapter's side of dual-format tables (`table_formats: [iceberg, delta]`): the checks
+before a write, the mirror after it, and `lakehouse_sync_delta`. impl.py keeps the methods the
+macros call (dbt collects `@available` from the class body) and delegates here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.delta_mirror import formats, iceberg_files, schema, storage, sync
+from dbt.adapters.lakehouse.delta_mirror.log import DeltaMirrorError
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.iceberg.tables import java_tables, load_table
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+
+def table_formats(adapter: LakehouseAdapter, value: Any, owner: str) -> list[str]:
+    if value is None:
+        value = adapter._resolved().depot.table_formats
+    return list(formats.parse_table_formats(value, f"'{owner}'"))
+
+
+def delta_table_properties(
+    adapter: LakehouseAdapter, configured: dict[str, Any], model_name: str
+) -> dict[str, str]:
+    with adapter._engine(f"create the dual-format table of {model_name}") as spark:
+        java_tables(spark)  # refused under Spark Connect, before anything is written
+    keys = formats.merge_on_read_keys(configured)
+    if keys:
+        raise formats.DeltaConfigError(
+            formats.merge_on_read_refusal(
+                f"Model '{model_name}'", keys, "its table_properties config"
+            )
+        )
+    return dict(formats.COPY_ON_WRITE)
+
+
+def check_delta_table(adapter: LakehouseAdapter, relation: BaseRelation, model_name: str) -> None:
+    table = TableName.of(relation)
+    with adapter._engine(f"check {relation} for its Delta log") as spark:
+        loaded = load_table(spark, table)
+        if loaded is None:
+            return
+        properties = dict(loaded.properties())
+        hazards = sync.pending_hazards(spark, table, adapter._delta_options(table))
+    if hazards:
+        raise formats.DeltaConfigError(
+            f"Model '{model_name}' is a dual-format table (table_formats [iceberg, delta]) "
+            f"whose schema changed in a way its Delta log cannot follow: "
+            + "; ".join(h.reason for h in hazards)
+            + ". Nothing was written. Fix: rebuild it with --full-refresh (every file is "
+            "then written anew), or undo the change."
+        )
+    keys = formats.merge_on_read_keys(properties)
+    if keys:
+        raise formats.DeltaConfigError(
+            formats.merge_on_read_refusal(
+                f"Model '{model_name}'", keys, f"the existing table {relation}"
+            )
+            + f" (ALTER TABLE {relation} SET TBLPROPERTIES for each to copy-on-write, "
+            "or --full-refresh)"
+        )
+
+
+def check_delta_schema_change(
+    adapter: LakehouseAdapter,
+    relation: BaseRelation,
+    added: list[str],
+    retyped: list[str],
+    model_name: str,
+) -> None:
+    owner = f"Model '{model_name}'"
+    if retyped:
+        raise formats.DeltaConfigError(schema.type_change_refusal(owner, retyped))
+    if not added:
+        return
+    table = TableName.of(relation)
+    with adapter._engine(f"check schema change of {relation}") as spark:
+        loaded = load_table(spark, table)
+        snapshot = None if loaded is None else loaded.currentSnapshot()
+        if snapshot is None:
+            return
+        writing = iceberg_files.writing_schemas(spark, table, loaded, int(snapshot.snapshotId()))
+    held = {name for found in writing for name in found.values()}
+    again = [name for name in added if name in held]
+    if again:
+        raise formats.DeltaConfigError(schema.readd_refusal(owner, again))
+
+
+def mirror_delta(adapter: LakehouseAdapter, relation: BaseRelation, model_name: str) -> str:
+    table = TableName.of(relation)
+    run = audit.current_run()
+    if run is not None and table in run.tables:
+        adapter._delta_after_publish.add(table)
+        return ""
+    with adapter._engine(f"mirror {relation} to its Delta log") as spark:
+        mirror(adapter, spark, table, model_name)
+    return ""
+
+
+def sync_delta(adapter: LakehouseAdapter, relations: list[BaseRelation]) -> str:
+    failed: list[str] = []
+    with adapter._engine("lakehouse_sync_delta") as spark:
+        for relation in relations:
+            table = TableName.of(relation)
+            if load_table(spark, table) is None:
+                logger.info(f"{table}: skipped: the table does not exist yet (build it first)")
+                continue
+            try:
+                report_mirror(sync.mirror(spark, table, adapter._delta_options(table)))
+            except Exception as exc:
+                reason = (str(getattr(exc, "msg", "") or exc).strip().splitlines() or ["?"])[0]
+                logger.info(f"{table}: FAILED: {adapter._scrubbed(reason)}")
+                failed.append(str(table))
+    if failed:
+        raise DeltaMirrorError(
+            f"lakehouse_sync_delta: {len(failed)} of {len(relations)} table(s) failed: "
+            f"{', '.join(failed)}. The others are in sync."
+        )
+    return ""
+
+
+def mirror(adapter: LakehouseAdapter, spark: Any, table: TableName, owner: str) -> None:
+    """The table's Delta log brought to `main`; a failure is a warning (sync.mirror_or_warn)."""
+    result = sync.mirror_or_warn(
+        spark,
+        table,
+        adapter._delta_options(table),
+        lambda message: logger.warning(adapter._scrubbed(message)),
+        f"`dbt run-operation lakehouse_sync_delta --args '{{select: [{owner}]}}'`",
+    )
+    if result is not None:
+        report_mirror(result)
+
+
+def report_mirror(result: sync.MirrorResult) -> None:
+    if result.kind == "noop":
+        logger.info(f"{result.table}: Delta log already at Iceberg snapshot {result.snapshot_id}")
+        return
+    logger.info(
+        f"{result.table}: Delta log version {result.version} ({result.kind}) mirrors Iceberg "
+        f"snapshot {result.snapshot_id}: {result.adds} file(s) added, {result.removes} "
+        f"removed, {result.seconds:.2f}s"
+    )
+
+
+def delta_options(adapter: LakehouseAdapter, table: TableName) -> dict[str, str]:
+    """delta-rs options for the storage of the depot holding the table's catalog."""
+    resolved = adapter._resolved()
+    if table.catalog == adapter.config.credentials.database:
+        return storage.storage_options(resolved.depot)
+    for mounted in resolved.mounted:
+        if mounted.catalog == table.catalog:
+            return storage.storage_options(mounted.depot)
+    return {}

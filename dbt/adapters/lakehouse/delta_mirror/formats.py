@@ -1,0 +1,62 @@
+"""`table_formats`: which formats a table is described in (Iceberg always, Delta optionally),
+and the table properties a dual-format table must have (copy-on-write)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dbt_common.exceptions import CompilationError
+
+ICEBERG = "iceberg"
+DELTA = "delta"
+FORMATS = (ICEBERG, DELTA)
+# Iceberg's defaults are copy-on-write; set anyway, so a catalog-level default cannot make a
+# dual-format table merge-on-read.
+COPY_ON_WRITE = {
+    "write.delete.mode": "copy-on-write",
+    "write.update.mode": "copy-on-write",
+    "write.merge.mode": "copy-on-write",
+}
+
+
+class DeltaConfigError(CompilationError):
+    """A `table_formats` config, or a change to a dual-format table, Delta cannot take."""
+
+
+def parse_table_formats(value: Any, owner: str) -> tuple[str, ...]:
+    """`table_formats` checked: iceberg always, delta optional, nothing else."""
+    accepted = "Accepted: [iceberg] (the default) or [iceberg, delta]."
+    if value is None:
+        return (ICEBERG,)
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise DeltaConfigError(f"table_formats of {owner} must be a list of names. {accepted}")
+    lowered = [n.strip().lower() for n in names]
+    unknown = [n for n in lowered if n not in FORMATS]
+    if unknown:
+        raise DeltaConfigError(
+            f"table_formats of {owner} names {', '.join(map(repr, unknown))}. {accepted}"
+        )
+    if ICEBERG not in lowered:
+        raise DeltaConfigError(
+            f"table_formats of {owner} lacks iceberg: every table is an Iceberg table, the "
+            f"Delta log is a second description of its files. {accepted}"
+        )
+    return tuple(f for f in FORMATS if f in lowered)
+
+
+def merge_on_read_keys(properties: Mapping[str, Any]) -> list[str]:
+    return sorted(
+        k for k in COPY_ON_WRITE if str(properties.get(k, "")).strip().lower() == "merge-on-read"
+    )
+
+
+def merge_on_read_refusal(owner: str, keys: Sequence[str], where: str) -> str:
+    return (
+        f"{owner} is a dual-format table (table_formats [iceberg, delta]) but {where} sets "
+        f"{', '.join(keys)} to merge-on-read. Merge-on-read keeps deleted rows in position-"
+        "delete files, which Delta readers cannot apply: they would return deleted rows. "
+        "Nothing was written. Fix: remove merge-on-read from table_properties (dual-format "
+        "tables are copy-on-write), or drop delta from table_formats."
+    )
