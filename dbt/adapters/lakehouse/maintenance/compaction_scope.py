@@ -11,7 +11,7 @@ unknown transform, a renamed field, a column of unknown or inexact type such as 
 or a double) is left out, which widens the filter to a superset: compaction then merely looks
 at more files, it never changes a row.
 
-Pure functions: maintenance/operations.py reads the tuples and runs the rewrite.
+Pure functions: maintenance/compaction.py reads the tuples and runs the rewrite.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
-from dbt.adapters.lakehouse.engine.lifecycle import EngineSpec, engine_spec, resolve_profile_depot
+from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
 from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
 from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
 from dbt.adapters.lakehouse.profile.mounts import MountedDepot, resolve_mounted_depots

@@ -1,42 +1,41 @@
-"""Time travel and rollback on Iceberg tables.
-
-- `as_of` (the `lakehouse.as_of` macro, a source's `config: {as_of: ...}`): the point of a
-  table's history a query reads, rendered as Spark's clause, and checked against that history
-  before the node's SQL runs, so a bad point fails naming the table and what it does have
-  instead of Iceberg's bare "Cannot find a snapshot older than ...".
-- `lakehouse_rollback`: moves `main` back to an earlier snapshot of its own line. Anything
-  else is refused with the reason before the procedure runs, so a refusal changes nothing.
+"""`as_of` (the `lakehouse.as_of` macro, a source's `config: {as_of: ...}`): the point of a
+table's history a query reads, parsed from what the user wrote, rendered as Spark's clause, and
+checked against that history before the node's SQL runs, so a bad point fails naming the table
+and what it does have instead of Iceberg's bare "Cannot find a snapshot older than ...".
 
 The rules are Iceberg 1.10's: TIMESTAMP AS OF reads the last entry of the table's snapshot log
 (`history`) made current at or before the time; VERSION AS OF takes any snapshot id, branch or
-tag; rollback_to_snapshot needs an ancestor of main's current snapshot; rollback_to_timestamp
-takes the newest such ancestor committed strictly before the time. A table rebuilt with
-CREATE OR REPLACE keeps its old snapshots and log (time travel reaches them) but starts a new
-line of ancestors (rollback does not).
-
-The checks are pure functions of the rows they need; the readers take a `Query` (the adapter
-runs it through the cursor, so engine errors are mapped as for any statement).
+tag. A table rebuilt with CREATE OR REPLACE keeps its old snapshots and log, so time travel
+reaches them. Also the table names `lakehouse_rollback` and `lakehouse.as_of` accept, and the
+package's error. The checks are pure functions of the rows they need (history.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-
-Query = Callable[[str], list[tuple[Any, ...]]]
+from dbt.adapters.lakehouse.iceberg.table_name import string_literal
+from dbt.adapters.lakehouse.time_travel.history import (
+    SHOWN,
+    LogEntry,
+    Query,
+    Ref,
+    Snapshot,
+    format_millis,
+    int_or_none,
+    listed,
+)
 
 AS_OF_KEYS = ("timestamp", "snapshot_id", "ref_name")
 # Commands that render a node without running it: `as_of` is not checked there, so they need
 # no Spark and no table.
 UNCHECKED_COMMANDS = frozenset({"compile", "generate", "parse", "list", "ls"})
-_SHOWN = 5  # snapshots or refs listed in a message
 
 
 def checks_now() -> bool:
@@ -105,7 +104,7 @@ def parse_as_of(spec: Any, where: str) -> AsOf:
     if key == "timestamp":
         return AsOf(key, normalize_timestamp(value, where))
     if key == "snapshot_id":
-        snapshot_id = _snapshot_id(value)
+        snapshot_id = parse_snapshot_id(value)
         if snapshot_id is None:
             raise CompilationError(
                 f"`as_of` of {where}: snapshot_id must be a whole number (a snapshot's id "
@@ -119,7 +118,7 @@ def parse_as_of(spec: Any, where: str) -> AsOf:
     return AsOf(key, value.strip())
 
 
-def _snapshot_id(value: Any) -> int | None:
+def parse_snapshot_id(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -156,20 +155,6 @@ def normalize_timestamp(value: Any, where: str) -> str:
     return parsed.isoformat(sep=" ")
 
 
-def parse_rollback_target(to: Any) -> AsOf:
-    """`to:` of lakehouse_rollback: a snapshot id (a whole number) or a timestamp."""
-    snapshot_id = _snapshot_id(to)
-    if snapshot_id is not None:
-        return AsOf("snapshot_id", snapshot_id)
-    if to is None or isinstance(to, bool) or not isinstance(to, (str, dt.date)):
-        raise CompilationError(
-            "lakehouse_rollback needs `to:`, a snapshot id (a whole number from "
-            "`<table>.snapshots`) or a timestamp such as '2026-11-01 00:00:00' (UTC); "
-            f"got {to!r}."
-        )
-    return AsOf("timestamp", normalize_timestamp(to, "lakehouse_rollback `to:`"))
-
-
 _PART = r"(?:`(?:[^`]|``)+`|[^.`\s]+)"
 _TABLE_NAME = re.compile(rf"\s*({_PART})\.({_PART})(?:\.({_PART}))?\s*")
 
@@ -192,72 +177,6 @@ def parse_table_name(name: Any, default_catalog: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-# ---- a table's history ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    snapshot_id: int
-    committed_ms: int  # epoch milliseconds
-    parent_id: int | None
-
-    def describe(self) -> str:
-        return f"snapshot {self.snapshot_id} (committed {format_millis(self.committed_ms)})"
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    """An entry of the snapshot log: when a snapshot became main's current one."""
-
-    snapshot_id: int
-    made_current_ms: int
-
-
-@dataclass(frozen=True)
-class Ref:
-    name: str
-    kind: str  # "branch" or "tag"
-    snapshot_id: int
-
-    def describe(self) -> str:
-        return f"{self.name} ({self.kind}, snapshot {self.snapshot_id})"
-
-
-@dataclass(frozen=True)
-class TableHistory:
-    table: str  # the table's name as messages show it
-    snapshots: Mapping[int, Snapshot]
-    log: tuple[LogEntry, ...]  # oldest first
-    refs: tuple[Ref, ...]
-
-    @property
-    def main(self) -> Snapshot | None:
-        for ref in self.refs:
-            if ref.name == "main" and ref.kind == "branch":
-                return self.snapshots.get(ref.snapshot_id)
-        return None
-
-    def line(self, snapshot_id: int) -> list[Snapshot]:
-        """The snapshot and its ancestors, newest first (as far as they are kept)."""
-        found: list[Snapshot] = []
-        current = self.snapshots.get(snapshot_id)
-        while current is not None and current not in found:
-            found.append(current)
-            current = self.snapshots.get(current.parent_id) if current.parent_id else None
-        return found
-
-
-def format_millis(millis: int) -> str:
-    moment = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)  # noqa: UP017 (3.10)
-    return f"{moment:%Y-%m-%d %H:%M:%S}.{millis % 1000:03d} UTC"
-
-
-def _listed(items: Iterable[str], total: int) -> str:
-    shown = list(items)
-    more = f", and {total - len(shown)} more" if total > len(shown) else ""
-    return "; ".join(shown) + more
-
-
 # ---- checking an as_of point ------------------------------------------------------------------
 
 
@@ -275,7 +194,7 @@ def check_as_of(query: Query, table: str, as_of: AsOf) -> None:
         rows = query(
             f"select snapshot_id, unix_millis(committed_at), parent_id from {table}.snapshots"
         )
-        snapshots = [Snapshot(int(r[0]), int(r[1]), _int_or_none(r[2])) for r in rows]
+        snapshots = [Snapshot(int(r[0]), int(r[1]), int_or_none(r[2])) for r in rows]
         snapshot_problem(table, int(as_of.value), snapshots)
     else:
         rows = query(f"select name, type, snapshot_id from {table}.refs")
@@ -303,7 +222,7 @@ def snapshot_problem(table: str, snapshot_id: int, snapshots: list[Snapshot]) ->
     if any(s.snapshot_id == snapshot_id for s in snapshots):
         return
     newest = sorted(snapshots, key=lambda s: s.committed_ms, reverse=True)
-    have = _listed((s.describe() for s in newest[:_SHOWN]), len(newest)) or "none"
+    have = listed((s.describe() for s in newest[:SHOWN]), len(newest)) or "none"
     raise TimeTravelError(
         f"Table {table} has no snapshot {snapshot_id} (expired, or from another table). "
         f"Its newest snapshots: {have}."
@@ -317,146 +236,3 @@ def ref_problem(table: str, ref_name: str, refs: list[Ref]) -> None:
     raise TimeTravelError(
         f"Table {table} has no branch or tag {ref_name!r}. Its branches and tags: {have}."
     )
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-# ---- rollback ---------------------------------------------------------------------------------
-
-
-def read_history(query: Query, table: str) -> TableHistory:
-    snapshots = {
-        int(r[0]): Snapshot(int(r[0]), int(r[1]), _int_or_none(r[2]))
-        for r in query(
-            f"select snapshot_id, unix_millis(committed_at), parent_id from {table}.snapshots"
-        )
-    }
-    log = tuple(
-        sorted(
-            (
-                LogEntry(int(r[0]), int(r[1]))
-                for r in query(
-                    f"select snapshot_id, unix_millis(made_current_at) from {table}.history"
-                )
-            ),
-            key=lambda e: e.made_current_ms,
-        )
-    )
-    refs = tuple(
-        Ref(str(r[0]), str(r[1]).lower(), int(r[2]))
-        for r in query(f"select name, type, snapshot_id from {table}.refs")
-    )
-    return TableHistory(table, snapshots, log, refs)
-
-
-def timestamp_millis(query: Query, timestamp: str) -> int:
-    """A timestamp literal in epoch milliseconds, read by Spark as its procedures read it."""
-    return int(query(f"select unix_millis(cast({string_literal(timestamp)} as timestamp))")[0][0])
-
-
-@dataclass(frozen=True)
-class RollbackPlan:
-    table: str
-    before: Snapshot
-    target: Snapshot
-
-    @property
-    def changes(self) -> bool:
-        return self.before.snapshot_id != self.target.snapshot_id
-
-
-def plan_rollback(history: TableHistory, to: AsOf, at_ms: int | None = None) -> RollbackPlan:
-    """The snapshot main moves back to, or a refusal naming the table and the reason.
-
-    `at_ms`: the timestamp of a `to: <timestamp>` in epoch milliseconds (timestamp_millis).
-    """
-    table = history.table
-    main = history.main
-    if main is None:
-        raise TimeTravelError(
-            f"lakehouse_rollback refused: table {table} has no main branch (no snapshot yet, "
-            "or created by an audited run that was never published). Nothing was changed."
-        )
-    line = history.line(main.snapshot_id)
-    recent = _listed((s.describe() for s in line[:_SHOWN]), len(line))
-    if to.key == "snapshot_id":
-        target = history.snapshots.get(int(to.value))
-        if target is None:
-            raise TimeTravelError(
-                f"lakehouse_rollback refused: table {table} has no snapshot {to.value} "
-                f"(expired, or from another table). Nothing was changed. main's line, newest "
-                f"first: {recent}."
-            )
-        if target not in line:
-            raise TimeTravelError(
-                f"lakehouse_rollback refused: snapshot {target.snapshot_id} of table {table} is "
-                f"not an ancestor of main's current {main.describe()}: "
-                f"{why_not_ancestor(history, target, line)}. Nothing was changed. Fix: roll back "
-                f"to a snapshot of main's line, newest first: {recent}."
-            )
-        return RollbackPlan(table, main, target)
-    assert at_ms is not None, "a timestamp target needs its milliseconds"
-    older = [s for s in line if s.committed_ms < at_ms]
-    if not older:
-        oldest = line[-1]
-        raise TimeTravelError(
-            f"lakehouse_rollback refused: no snapshot of main's line in table {table} was "
-            f"committed before {to.value}; the oldest is {oldest.describe()}. Nothing was "
-            "changed. Fix: use a later timestamp."
-        )
-    return RollbackPlan(table, main, max(older, key=lambda s: s.committed_ms))
-
-
-def why_not_ancestor(history: TableHistory, target: Snapshot, line: list[Snapshot]) -> str:
-    """Why main's current state does not descend from `target`, as far as metadata tells."""
-    holders = [
-        ref
-        for ref in sorted(history.refs, key=lambda r: r.name)
-        if ref.name != "main" and target in history.line(ref.snapshot_id)
-    ]
-    if holders:
-        named = ", ".join(f"{r.kind} {r.name!r}" for r in holders)
-        return f"it belongs to {named}, not to main"
-    entry = next((e for e in history.log if e.snapshot_id == target.snapshot_id), None)
-    if entry is None:
-        return "it was never main's current snapshot (written to a branch since dropped)"
-    root = line[-1] if line else None
-    if root is not None and root.parent_id is None and root.committed_ms > target.committed_ms:
-        return (
-            f"the table was rebuilt (CREATE OR REPLACE: a `table` model or --full-refresh) at "
-            f"{format_millis(root.committed_ms)}, which started a new line of snapshots"
-        )
-    return (
-        f"main was rolled back past it (it was main's state from "
-        f"{format_millis(entry.made_current_ms)}, then replaced by a later rollback)"
-    )
-
-
-def rollback_sql(catalog: str, namespace: str, table: str, plan: RollbackPlan, to: AsOf) -> str:
-    """The Iceberg procedure call that moves main as planned."""
-    name = TableName(catalog, namespace, table)
-    if to.key == "timestamp":
-        return (
-            f"call {name.procedures}.rollback_to_timestamp({name.in_catalog}, "
-            f"TIMESTAMP {string_literal(str(to.value))})"
-        )
-    return (
-        f"call {name.procedures}.rollback_to_snapshot({name.in_catalog}, {plan.target.snapshot_id})"
-    )
-
-
-def rollback_report(plan: RollbackPlan, after: Snapshot | None) -> list[str]:
-    """What lakehouse_rollback prints: main before and after."""
-    if not plan.changes:
-        return [
-            f"lakehouse_rollback: main of {plan.table} is already at {plan.before.describe()}; "
-            "nothing to do.",
-        ]
-    now = after.describe() if after is not None else "(not found)"
-    return [
-        f"lakehouse_rollback: rolled back main of {plan.table}",
-        f"  before: {plan.before.describe()}",
-        f"  after:  {now}",
-    ]

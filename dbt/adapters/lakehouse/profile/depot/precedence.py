@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NoReturn
 
-from dbt.adapters.lakehouse.delta_mirror.log import DeltaConfigError, parse_table_formats
+from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,

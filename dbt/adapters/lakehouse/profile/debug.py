@@ -1,0 +1,41 @@
+"""`dbt debug` (the adapter's `debug_query` delegates here): every depot's preflight first,
+problems of all depots together, then Spark itself and its view of each catalog.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.exceptions import PreflightError
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+
+def debug_query(adapter: LakehouseAdapter) -> None:
+    from dbt.adapters.lakehouse.profile.preflight import run_preflight
+    from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+
+    credentials = adapter.config.credentials
+    resolved = resolve_profile(credentials)  # type: ignore[arg-type]
+    problems: list[PreflightError] = []
+    checks = [(credentials.depot_label, resolved.depot)]  # type: ignore[attr-defined]
+    checks += [(f"`depots: {m.catalog}` {m.label}", m.depot) for m in resolved.mounted]
+    for label, depot in checks:
+        report = run_preflight(depot)
+        for line in report.passed:
+            logger.info(f"preflight ({label}): {line}")
+        try:
+            report.raise_for_problems(label)
+        except PreflightError as exc:
+            problems.append(exc)
+    if problems:
+        raise PreflightError("\n".join(p.msg for p in problems))
+    adapter.execute("select 1 as id")
+    # Spark's own view of each catalog: it loads and answers a listing.
+    for catalog in [credentials.database, *(m.catalog for m in resolved.mounted)]:
+        adapter.execute(f"show namespaces in {adapter.quote(catalog)}")
