@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type
 from dbt.adapters.lakehouse.exceptions import (
     AccessDeniedError,
     CatalogUnreachableError,
     LakehouseDatabaseError,
     NamespaceMissingError,
     ViewsUnsupportedError,
-    engine_error_type,
 )
 from dbt.adapters.lakehouse.impl import LakehouseAdapter
 from dbt.adapters.lakehouse.relation import LakehouseRelation

@@ -40,7 +40,7 @@ class LakehouseConfig(AdapterConfig):
         key fails naming the model and the key value.
     write_audit_publish: bool; `false` keeps a table out of an audited run (profile key
         `write_audit_publish`): its writes land on `main` at once.
-    maintenance: Iceberg table maintenance (maintenance/operations.py), e.g.
+    maintenance: Iceberg table maintenance (the maintenance/ package), e.g.
         {after_run: [compaction,
         snapshot_expiry], compaction: {target_file_size_mb: 128}}: `after_run` operations run
         after a successful build; the option mappings also serve `lakehouse_maintain`.

@@ -22,16 +22,18 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
-from dbt.adapters.lakehouse.engine import runtime as engine
-from dbt.adapters.lakehouse.engine.lifecycle import ENGINE, catalog_contexts
-from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
-from dbt.adapters.lakehouse.exceptions import (
-    DataCheckError,
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.diagnosis import (
     engine_error_text,
     engine_error_type,
     explain_engine_error,
     failed_check_message,
 )
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.engine.spec import catalog_contexts
+from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
+from dbt.adapters.lakehouse.exceptions import DataCheckError
+from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
 
@@ -117,7 +119,7 @@ class LakehouseHandle:
         self.job_group = f"dbt-{name}-{threading.get_ident()}"
         self._commit_retries = commit_retries
         self._read_only = dict(read_only or {})
-        # Temporary views whose rows this connection computed and holds (engine.compute_once):
+        # Temporary views whose rows this connection computed and holds (runtime.compute_once):
         # dropped when it closes, so a node that failed before dropping its view does not
         # leave the rows cached (under Spark Connect, in a server that outlives this process).
         self.computed_views: set[str] = set()
@@ -132,7 +134,17 @@ class LakehouseHandle:
         )
 
     def cancel(self) -> None:
-        engine.cancel(self.spark, self.job_group)
+        runtime.cancel(self.spark, self.job_group)
+
+    def compute_view(self, view_name: str) -> None:
+        """Compute a temporary view's rows once and point the view at them (runtime.compute_once),
+        held until the view is dropped or this connection closes."""
+        self.computed_views.add(view_name)
+        runtime.compute_once(self.spark, view_name)
+
+    def drop_view(self, view_name: str) -> None:
+        self.spark.catalog.dropTempView(view_name)
+        self.computed_views.discard(view_name)
 
     def close(self) -> None:
         """The session is shared and outlives connections; only the rows this connection
@@ -185,7 +197,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         if run is not None:
             # Before any statement: an audited run reads and writes branches through the
             # table's Java object, which a Connect client has not got.
-            engine.driver_jvm(spark, audit.JAVA_TABLE_FEATURES, audit.WITHOUT_CONNECT)
+            runtime.driver_jvm(spark, JAVA_TABLE_FEATURES, WITHOUT_CONNECT)
         audit.point_session(spark, run.branch if run is not None else None)
         connection.handle = LakehouseHandle(
             spark, connection.name or "conn", creds.commit_retries, resolved.read_only

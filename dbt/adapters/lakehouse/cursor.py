@@ -25,14 +25,10 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_scope
-from dbt.adapters.lakehouse.exceptions import (
-    CommitConflictError,
-    ReadOnlyDepotError,
-    engine_error_text,
-    engine_error_type,
-)
+from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
 from dbt.adapters.lakehouse.iceberg.lineage import commit_lineage, commit_target, committed_snapshot
 
 if TYPE_CHECKING:
@@ -151,7 +147,7 @@ class LakehouseCursor:
         attempt = 0
         while True:
             try:
-                engine.tag_thread(self._spark, self._job_group)
+                runtime.tag_thread(self._spark, self._job_group)
                 return self._sql(statement, args)
             except Exception as exc:
                 text = engine_error_text(exc)
@@ -194,7 +190,7 @@ class LakehouseCursor:
         return batch[0] if batch else None
 
     def cancel(self) -> None:
-        engine.cancel(self._spark, self._job_group)
+        runtime.cancel(self._spark, self._job_group)
 
     def close(self) -> None:
         self._df = None

@@ -42,7 +42,7 @@ from dbt.tests.adapter.incremental.test_incremental_unique_id import (
 from dbt.tests.util import get_connection, run_dbt
 from dbt_common.contracts.metadata import CatalogTable, ColumnMetadata, TableMetadata
 
-from dbt.adapters.lakehouse.iceberg.table_stats import STATS
+from dbt.adapters.lakehouse.iceberg.catalog_stats import STATS
 
 SPARK_TYPES = {
     "id_type": "bigint",

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.lakehouse.engine.lifecycle import ENGINE, spark_log_path
+from dbt.adapters.lakehouse.engine.launch import spark_log_path
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from functional.lakehouse.dbt_output import output_text
 
 GOOD_SQL = "select 1 as id, 'ok' as note"

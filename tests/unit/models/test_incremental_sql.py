@@ -22,8 +22,8 @@ from dbt_common.clients.jinja import extract_toplevel_blocks
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
+from dbt.adapters.lakehouse.engine.diagnosis import check_failure_sql, failed_check_message
 from dbt.adapters.lakehouse.engine.statement_conf import statement_conf, statement_plan_conf
-from dbt.adapters.lakehouse.exceptions import check_failure_sql, failed_check_message
 from dbt.adapters.lakehouse.models.incremental import (
     TypeChange,
     iceberg_type,

@@ -49,14 +49,14 @@ def _jars(_: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     """Print a table's commits, newest first, with the dbt run and node behind each."""
-    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE, catalog_contexts
-    from dbt.adapters.lakehouse.exceptions import (
-        NamespaceMissingError,
-        RelationMissingError,
+    from dbt.adapters.lakehouse.engine.diagnosis import (
         engine_error_text,
         engine_error_type,
         explain_engine_error,
     )
+    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+    from dbt.adapters.lakehouse.engine.spec import catalog_contexts
+    from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
     from dbt.adapters.lakehouse.iceberg.history import (
         history_rows,
         main_ancestors,

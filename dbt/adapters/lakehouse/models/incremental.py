@@ -250,6 +250,17 @@ class TypeChange:
     new_type: str
 
 
+def plan_type_change_rows(model_name: str, changes: list[dict[str, str]]) -> list[dict[str, str]]:
+    """plan_type_changes over the rows dbt's schema-change macros pass (column_name, old_type,
+    new_type), in the same form."""
+    planned = plan_type_changes(
+        model_name, [TypeChange(c["column_name"], c["old_type"], c["new_type"]) for c in changes]
+    )
+    return [
+        {"column_name": c.column, "old_type": c.old_type, "new_type": c.new_type} for c in planned
+    ]
+
+
 def plan_type_changes(model_name: str, changes: Iterable[TypeChange]) -> list[TypeChange]:
     """The ALTER COLUMN ... TYPE changes to apply, or an error naming every one Iceberg refuses.
 

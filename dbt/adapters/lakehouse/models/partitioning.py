@@ -298,3 +298,11 @@ def render_partition_clause(fields: list[PartitionField]) -> str:
     if not fields:
         return ""
     return "partitioned by (" + ", ".join(field.render() for field in fields) + ")"
+
+
+def partition_clause(partition_by: Any, columns: list[str] | None, model_name: str) -> str:
+    """`partition_by` validated (against the model's columns when known) and rendered."""
+    fields = parse_partition_by(partition_by, model_name)
+    if fields and columns is not None:
+        validate_partition_columns(fields, columns, model_name)
+    return render_partition_clause(fields)

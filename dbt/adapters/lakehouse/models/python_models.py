@@ -21,7 +21,7 @@ from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
 
 VIEW_MARK = "__dbt_py_"
 
@@ -73,7 +73,7 @@ def user_traceback(exc: BaseException, model_file: str, shown_as: str) -> str:
 
 def as_spark_dataframe(spark: Any, result: Any, model_name: str) -> Any:
     """The model's result as a Spark DataFrame: pandas and pandas-on-Spark are converted."""
-    if isinstance(result, engine.dataframe_types()):
+    if isinstance(result, runtime.dataframe_types()):
         return result
     to_spark = getattr(result, "to_spark", None)  # pandas-on-Spark
     if callable(to_spark) and type(result).__module__.startswith("pyspark.pandas"):
@@ -90,6 +90,20 @@ def as_spark_dataframe(spark: Any, result: Any, model_name: str) -> Any:
 def leading_lines(source: str) -> int:
     """The blank lines before a model file's code, which dbt strips when it compiles it."""
     return source[: len(source) - len(source.lstrip())].count("\n")
+
+
+def run_as_view(
+    spark: Any, code: str, model_name: str, model_file: str, shown_as: str, scrub: Any
+) -> str:
+    """Run the model and register its DataFrame as the temporary view the materialization
+    writes like a SQL model's `select * from <view>`; `scrub` masks secrets in its error."""
+    try:
+        frame = run_model(spark, code, model_name, model_file, shown_as)
+    except PythonModelError as exc:
+        raise PythonModelError(scrub(str(exc.msg))) from None
+    view = view_name(model_name)
+    frame.createOrReplaceTempView(view)
+    return view
 
 
 def run_model(spark: Any, code: str, model_name: str, model_file: str, shown_as: str) -> Any:

@@ -25,7 +25,7 @@ import agate
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.clients.agate_helper import BOM
 
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.models import seed_types as seedtypes
 from dbt.adapters.lakehouse.models.seed_types import Shape
 
@@ -105,6 +105,25 @@ class SeedFile:
     sample: agate.Table
 
 
+def load_seed_file(
+    spark: Any, model: dict[str, Any], view_name: str, convert_type: Any
+) -> SeedLoad | None:
+    """A seed's rows as a temporary view straight from its CSV file (the node's `root_path` and
+    `original_file_path`), or None when the file is not there to read."""
+    path = Path(model["root_path"]) / model["original_file_path"]
+    if not path.is_file():
+        return None
+    config = model.get("config", {})
+    return load_with_spark(
+        spark,
+        view_name,
+        path,
+        delimiter=config.get("delimiter") or ",",
+        text_columns=set(config.get("column_types") or {}),
+        convert_type=convert_type,
+    )
+
+
 def load_with_spark(
     spark: SparkSession,
     view_name: str,
@@ -118,7 +137,7 @@ def load_with_spark(
     seed: SeedFile | str
     if path.stat().st_size < SPARK_READ_MIN_BYTES:
         seed = "it is small"
-    elif not engine.master_of(spark).startswith("local"):
+    elif not runtime.master_of(spark).startswith("local"):
         # Executors elsewhere cannot open a file on this machine; the rows travel from here.
         seed = "Spark runs elsewhere"
     else:

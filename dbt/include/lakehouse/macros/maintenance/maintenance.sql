@@ -1,4 +1,4 @@
-{#- Iceberg table maintenance (maintenance/operations.py): a model's `maintenance` config, checked before
+{#- Iceberg table maintenance (the maintenance/ package): a model's `maintenance` config, checked before
     its build writes anything and run after it, and the `lakehouse_maintain` run-operation. -#}
 
 {% macro lakehouse_maintenance_check() %}
