@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
 from dbt.adapters.lakehouse.maintenance.audit_branches import open_audit_branches
-from dbt.adapters.lakehouse.maintenance.expiry import Ref, Snapshot, plan_expiry, timestamp_literal
+from dbt.adapters.lakehouse.maintenance.expiry import plan_expiry, timestamp_literal
 
 DAY = 86_400_000
 NOW = 100 * DAY
@@ -14,7 +15,11 @@ def chain(*ids: int, start_day: int = 1, parent: int | None = None) -> list[Snap
     """Snapshots each a day after the previous, each the parent of the next."""
     found = []
     for offset, snapshot_id in enumerate(ids):
-        found.append(Snapshot(snapshot_id, parent, (start_day + offset) * DAY))
+        found.append(
+            Snapshot(
+                snapshot_id=snapshot_id, parent_id=parent, committed_ms=(start_day + offset) * DAY
+            )
+        )
         parent = snapshot_id
     return found
 

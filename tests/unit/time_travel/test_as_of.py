@@ -11,6 +11,7 @@ import pytest
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse import relation as relation_module
+from dbt.adapters.lakehouse.iceberg.metadata import format_millis
 from dbt.adapters.lakehouse.relation import LakehouseRelation
 from dbt.adapters.lakehouse.time_travel.as_of import (
     AsOf,
@@ -19,7 +20,6 @@ from dbt.adapters.lakehouse.time_travel.as_of import (
     parse_as_of,
     parse_table_name,
 )
-from dbt.adapters.lakehouse.time_travel.history import format_millis
 
 T = "`lh`.`s`.`t`"
 MS = 1_780_000_000_000  # 2026-05-28 20:26:40 UTC

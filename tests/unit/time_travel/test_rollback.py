@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from dbt_common.exceptions import CompilationError
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
 from dbt.adapters.lakehouse.time_travel.as_of import AsOf, TimeTravelError
-from dbt.adapters.lakehouse.time_travel.history import LogEntry, Ref, Snapshot, TableHistory
+from dbt.adapters.lakehouse.time_travel.history import LogEntry, TableHistory
 from dbt.adapters.lakehouse.time_travel.rollback import (
     parse_rollback_target,
     plan_rollback,
@@ -52,7 +53,10 @@ def _history(
     log: list[int],
     refs: dict[str, tuple[str, int]],
 ) -> TableHistory:
-    by_id = {s: Snapshot(s, MS + at * 1000, parent) for s, at, parent in snapshots}
+    by_id = {
+        s: Snapshot(snapshot_id=s, committed_ms=MS + at * 1000, parent_id=parent)
+        for s, at, parent in snapshots
+    }
     return TableHistory(
         T,
         by_id,

@@ -11,9 +11,10 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.delta_mirror import adapter as delta_adapter
 from dbt.adapters.lakehouse.delta_mirror import log as deltalog
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.maintenance.config import (
     COMPACTION,
@@ -26,6 +27,7 @@ from dbt.adapters.lakehouse.maintenance.config import (
 from dbt.adapters.lakehouse.maintenance.report import failure_summary
 from dbt.adapters.lakehouse.maintenance.run import hadoop_file_sizes, maintain, select_targets
 from dbt.adapters.lakehouse.maintenance.target import DeltaLog, Target
+from dbt.adapters.lakehouse.time_travel import adapter as time_travel_adapter
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -34,6 +36,8 @@ logger = AdapterLogger("Lakehouse")
 
 
 def maintenance_plan(config: Any, model_name: str, write_order_by: Any) -> list[str]:
+    """Check a model's `maintenance` config before anything is written (a compile error
+    listing what is accepted); the operations to run after its build, in the safe order."""
     owner = f"model '{model_name}'"
     plan = parse_config(config, owner)
     if COMPACTION in plan.operations:
@@ -49,6 +53,9 @@ def maintain_after_run(
     model_name: str,
     write_order_by: Any,
 ) -> str:
+    """A model's `maintenance.after_run`, after its write and post-hooks. A table an
+    audited run writes holds the run's rows on its branch until the run publishes, so
+    nothing runs on it then (run lakehouse_maintain after the publish)."""
     plan = parse_config(config, f"model '{model_name}'")
     if not plan.operations:
         return ""
@@ -63,11 +70,11 @@ def maintain_after_run(
         return ""
     from dbt_common.invocation import get_invocation_id
 
-    with adapter._engine(f"maintain {relation}") as spark:
+    with adapter._spark_session(f"maintain {relation}") as spark:
         # compaction `scope: run`: the partitions this invocation wrote. Under Spark
         # Connect commits do not name their run (no lineage): the whole table, saying so.
-        invocation = None if engine.is_connect(spark) else get_invocation_id()
-        target = adapter._maintenance_target(relation, config, write_order_by, invocation)
+        invocation = None if runtime.is_connect(spark) else get_invocation_id()
+        target = maintenance_target(relation, config, write_order_by, invocation)
         _, failed = maintain(
             adapter._metadata_rows,
             hadoop_file_sizes(spark),
@@ -75,7 +82,7 @@ def maintain_after_run(
             plan.operations,
             dry_run=False,
             report=logger.info,
-            delta=adapter._delta_log(spark),
+            delta=delta_log(adapter, spark),
         )
     if failed:
         raise MaintenanceError(
@@ -91,6 +98,9 @@ def maintain_after_run(
 def maintain_tables(
     adapter: LakehouseAdapter, tables: list[dict[str, Any]], operations: Any, dry_run: Any
 ) -> str:
+    """`lakehouse_maintain`: the operations on each table (each a dict of `relation`,
+    `config` (its maintenance config) and `write_order_by`), one line per table and
+    operation; a failure does not stop the others, and raises at the end."""
     names = parse_operations(operations)
     if not isinstance(dry_run, bool):
         raise MaintenanceConfigError(
@@ -100,13 +110,11 @@ def maintain_tables(
     targets, failed = select_targets(
         tables,
         lambda t: str(TableName.of(t["relation"])),
-        lambda t: adapter._maintenance_target(
-            t["relation"], t.get("config"), t.get("write_order_by")
-        ),
+        lambda t: maintenance_target(t["relation"], t.get("config"), t.get("write_order_by")),
         logger.info,
     )
     if targets:
-        with adapter._engine("lakehouse_maintain") as spark:
+        with adapter._spark_session("lakehouse_maintain") as spark:
             _, operations_failed = maintain(
                 adapter._metadata_rows,
                 hadoop_file_sizes(spark),
@@ -114,7 +122,7 @@ def maintain_tables(
                 names,
                 dry_run=dry_run,
                 report=logger.info,
-                delta=adapter._delta_log(spark),
+                delta=delta_log(adapter, spark),
             )
         failed += operations_failed
     if failed:
@@ -140,14 +148,16 @@ def delta_log(adapter: LakehouseAdapter, spark: Any) -> DeltaLog:
     """Maintenance's view of dual-format tables' Delta logs on this session."""
 
     def checkpoint(table: TableName) -> int:
-        uri = adapter._logged_delta_uri(spark, table)
+        uri = time_travel_adapter.logged_delta_uri(adapter, spark, table)
         if uri is None:
             raise deltalog.DeltaMirrorError(f"{table} has no Delta log to checkpoint")
-        version, _ = deltasync.checkpoint(uri, adapter._delta_options(table))
+        version, _ = deltasync.checkpoint(uri, delta_adapter.delta_options(adapter, table))
         return version
 
     return DeltaLog(
-        exists=lambda table: adapter._logged_delta_uri(spark, table) is not None,
-        follow=lambda table: adapter._mirror(spark, table, table.name),
+        exists=lambda table: (
+            time_travel_adapter.logged_delta_uri(adapter, spark, table) is not None
+        ),
+        follow=lambda table: delta_adapter.mirror(adapter, spark, table, table.name),
         checkpoint=checkpoint,
     )

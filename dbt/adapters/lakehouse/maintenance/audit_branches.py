@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from dbt.adapters.lakehouse.maintenance.expiry import Ref
+from dbt.adapters.lakehouse.iceberg.metadata import Ref
 
 _AUDIT_BRANCH = re.compile(r"^audit_[0-9a-f]{8}$")
 

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from dbt.adapters.lakehouse.iceberg.lineage import INVOCATION_KEY
+from dbt.adapters.lakehouse.iceberg.metadata import Ref
 from dbt.adapters.lakehouse.iceberg.table_name import string_literal
 from dbt.adapters.lakehouse.maintenance.audit_branches import audit_block
 from dbt.adapters.lakehouse.maintenance.compaction_scope import (
@@ -21,7 +22,6 @@ from dbt.adapters.lakehouse.maintenance.compaction_scope import (
     run_filter,
 )
 from dbt.adapters.lakehouse.maintenance.config import sort_order
-from dbt.adapters.lakehouse.maintenance.expiry import Ref
 from dbt.adapters.lakehouse.maintenance.metadata import (
     Query,
     data_files,

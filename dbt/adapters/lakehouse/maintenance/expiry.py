@@ -17,25 +17,10 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
+
 MAX_REF_AGE_PROPERTY = "history.expire.max-ref-age-ms"
 DAY_MS = 86_400_000
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    snapshot_id: int
-    parent_id: int | None
-    committed_ms: int
-
-
-@dataclass(frozen=True)
-class Ref:
-    name: str
-    kind: str  # BRANCH or TAG
-    snapshot_id: int
-    max_ref_age_ms: int | None = None
-    min_snapshots_to_keep: int | None = None
-    max_snapshot_age_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dbt.adapters.lakehouse.maintenance.expiry import Ref, Snapshot
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
 
 Query = Callable[[str], list[tuple[Any, ...]]]
 
@@ -27,7 +27,7 @@ def _int(value: Any) -> int | None:
 
 def read_snapshots(query: Query, table: str) -> list[Snapshot]:
     return [
-        Snapshot(int(r[0]), _int(r[1]), int(r[2]))
+        Snapshot(snapshot_id=int(r[0]), parent_id=_int(r[1]), committed_ms=int(r[2]))
         for r in query(
             f"select snapshot_id, parent_id, unix_millis(committed_at) from {table}.snapshots"
         )

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref
 from dbt.adapters.lakehouse.maintenance.audit_branches import audit_block
 from dbt.adapters.lakehouse.maintenance.compaction import compact
 from dbt.adapters.lakehouse.maintenance.config import (
@@ -26,7 +27,6 @@ from dbt.adapters.lakehouse.maintenance.config import (
 from dbt.adapters.lakehouse.maintenance.expiry import (
     DAY_MS,
     MAX_REF_AGE_PROPERTY,
-    Ref,
     plan_expiry,
     timestamp_literal,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dbt.adapters.lakehouse.engine import runtime as engine
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.maintenance.config import (
     COMPACTION,
     METADATA_CLEANUP,
@@ -30,6 +30,10 @@ def commits_to_main(effect: Effect) -> bool:
 
 
 CONFIG_FAILURE = "maintenance config"
+
+# Never shown: under Spark Connect the sizes are left unknown before the JVM is asked for.
+_FILE_SIZES_FEATURE = "File sizes from the table's Hadoop file system"
+_FILE_SIZES_INSTEAD = "leave the sizes unknown (Spark Connect does)."
 
 
 def select_targets(
@@ -92,10 +96,10 @@ def hadoop_file_sizes(spark: Any) -> FileSizes:
     store that does not answer) counts as unknown and is left out."""
 
     def sizes(paths: Sequence[str]) -> dict[str, int]:
-        if engine.is_connect(spark):
+        if runtime.is_connect(spark):
             # The file system is the Connect server's; its sizes are not reachable from here.
             return {}
-        jvm = spark._jvm
+        jvm = runtime.driver_jvm(spark, _FILE_SIZES_FEATURE, _FILE_SIZES_INSTEAD)
         conf = spark._jsc.hadoopConfiguration()
         found: dict[str, int] = {}
         for path in paths:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.lakehouse.delta_mirror import adapter as delta_adapter
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -36,14 +37,20 @@ if TYPE_CHECKING:
 def time_travel_relation(
     adapter: LakehouseAdapter, relation: Any, as_of: dict[str, Any], execute: bool
 ) -> LakehouseRelation:
-    target = adapter._time_travel_table(relation)
+    """`relation` read as of a point of its history (`lakehouse.as_of`).
+
+    When the node runs (not under parse, compile or docs generate), the point is checked
+    against the table's history first, so a point it lacks fails naming the table.
+    The arguments are checked once the relation is real: while dbt parses, `ref()` gives
+    the calling model, and a message would name it instead of the table read."""
+    target = time_travel_table(adapter, relation)
     if not execute:
         return target
     spec = parse_as_of(as_of, f"lakehouse.as_of({target.render()})")
     if target.is_cte:
         return target  # an ephemeral model or a unit test's fixture rows: no history
     if checks_now():
-        adapter.check_time_travel(target, spec)
+        check_time_travel(adapter, target, spec)
     return target.with_time_travel(spec)
 
 
@@ -60,7 +67,12 @@ def check_time_travel(adapter: LakehouseAdapter, relation: LakehouseRelation, as
 
 
 def rollback_table(adapter: LakehouseAdapter, relation: Any, to: Any) -> list[str]:
-    target = adapter._time_travel_table(relation)
+    """Move `main` of a table back to a snapshot id or the state at a timestamp
+    (`lakehouse_rollback`); the lines to print, main before and after.
+
+    Refused, with nothing changed, when the target is not an ancestor of main's current
+    snapshot, or when no ancestor is older than the timestamp."""
+    target = time_travel_table(adapter, relation)
     catalog, namespace, name = target.database, target.schema, target.identifier
     assert catalog and namespace and name
     table = target.render()
@@ -81,14 +93,14 @@ def rollback_table(adapter: LakehouseAdapter, relation: Any, to: Any) -> list[st
     if plan.changes:
         adapter.execute(rollback_sql(catalog, namespace, name, plan, point))
         after = read_history(adapter._metadata_rows, table).main or plan.target
-        adapter._mirror_if_dual(TableName.of(target))
+        mirror_if_dual(adapter, TableName.of(target))
     return rollback_report(plan, after)
 
 
 def mirror_if_dual(adapter: LakehouseAdapter, table: TableName) -> None:
-    with adapter._engine(f"mirror {table} to its Delta log") as spark:
-        if adapter._logged_delta_uri(spark, table) is not None:
-            adapter._mirror(spark, table, table.name)
+    with adapter._spark_session(f"mirror {table} to its Delta log") as spark:
+        if logged_delta_uri(adapter, spark, table) is not None:
+            delta_adapter.mirror(adapter, spark, table, table.name)
 
 
 def logged_delta_uri(adapter: LakehouseAdapter, spark: Any, table: TableName) -> str | None:
@@ -96,7 +108,7 @@ def logged_delta_uri(adapter: LakehouseAdapter, spark: Any, table: TableName) ->
     if location is None:
         return None
     uri = deltasync.delta_uri(location)
-    return uri if deltasync.has_log(uri, adapter._delta_options(table)) else None
+    return uri if deltasync.has_log(uri, delta_adapter.delta_options(adapter, table)) else None
 
 
 def time_travel_table(adapter: LakehouseAdapter, relation: Any) -> LakehouseRelation:

@@ -20,14 +20,12 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot, format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import string_literal
 from dbt.adapters.lakehouse.time_travel.history import (
     SHOWN,
     LogEntry,
     Query,
-    Ref,
-    Snapshot,
-    format_millis,
     int_or_none,
     listed,
 )
@@ -194,7 +192,10 @@ def check_as_of(query: Query, table: str, as_of: AsOf) -> None:
         rows = query(
             f"select snapshot_id, unix_millis(committed_at), parent_id from {table}.snapshots"
         )
-        snapshots = [Snapshot(int(r[0]), int(r[1]), int_or_none(r[2])) for r in rows]
+        snapshots = [
+            Snapshot(snapshot_id=int(r[0]), committed_ms=int(r[1]), parent_id=int_or_none(r[2]))
+            for r in rows
+        ]
         snapshot_problem(table, int(as_of.value), snapshots)
     else:
         rows = query(f"select name, type, snapshot_id from {table}.refs")

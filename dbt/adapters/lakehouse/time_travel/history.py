@@ -8,24 +8,15 @@ as for any statement).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
+
 Query = Callable[[str], list[tuple[Any, ...]]]
 
 SHOWN = 5  # snapshots or refs listed in a message
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    snapshot_id: int
-    committed_ms: int  # epoch milliseconds
-    parent_id: int | None
-
-    def describe(self) -> str:
-        return f"snapshot {self.snapshot_id} (committed {format_millis(self.committed_ms)})"
 
 
 @dataclass(frozen=True)
@@ -37,21 +28,11 @@ class LogEntry:
 
 
 @dataclass(frozen=True)
-class Ref:
-    name: str
-    kind: str  # "branch" or "tag"
-    snapshot_id: int
-
-    def describe(self) -> str:
-        return f"{self.name} ({self.kind}, snapshot {self.snapshot_id})"
-
-
-@dataclass(frozen=True)
 class TableHistory:
     table: str  # the table's name as messages show it
     snapshots: Mapping[int, Snapshot]
     log: tuple[LogEntry, ...]  # oldest first
-    refs: tuple[Ref, ...]
+    refs: tuple[Ref, ...]  # kind lower-cased: "branch" or "tag"
 
     @property
     def main(self) -> Snapshot | None:
@@ -70,11 +51,6 @@ class TableHistory:
         return found
 
 
-def format_millis(millis: int) -> str:
-    moment = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)  # noqa: UP017 (3.10)
-    return f"{moment:%Y-%m-%d %H:%M:%S}.{millis % 1000:03d} UTC"
-
-
 def listed(items: Iterable[str], total: int) -> str:
     shown = list(items)
     more = f", and {total - len(shown)} more" if total > len(shown) else ""
@@ -87,7 +63,9 @@ def int_or_none(value: Any) -> int | None:
 
 def read_history(query: Query, table: str) -> TableHistory:
     snapshots = {
-        int(r[0]): Snapshot(int(r[0]), int(r[1]), int_or_none(r[2]))
+        int(r[0]): Snapshot(
+            snapshot_id=int(r[0]), committed_ms=int(r[1]), parent_id=int_or_none(r[2])
+        )
         for r in query(
             f"select snapshot_id, unix_millis(committed_at), parent_id from {table}.snapshots"
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
+from dbt.adapters.lakehouse.iceberg.metadata import Snapshot, format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
 from dbt.adapters.lakehouse.time_travel.as_of import (
     AsOf,
@@ -25,9 +26,7 @@ from dbt.adapters.lakehouse.time_travel.as_of import (
 from dbt.adapters.lakehouse.time_travel.history import (
     SHOWN,
     Query,
-    Snapshot,
     TableHistory,
-    format_millis,
     listed,
 )
 
