@@ -33,6 +33,7 @@ from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.engine.spec import catalog_contexts
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.exceptions import DataCheckError
+from dbt.adapters.lakehouse.iceberg.lineage import node_snapshot
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
@@ -138,7 +139,15 @@ class LakehouseHandle:
 
     def compute_view(self, view_name: str) -> None:
         """Compute a temporary view's rows once and point the view at them (runtime.compute_once),
-        held until the view is dropped or this connection closes."""
+        held until the view is dropped or this connection closes.
+
+        A local checkpoint, not CACHE TABLE: it is computed eagerly in this session and cuts the
+        lineage, so the key check and the MERGE read the same rows without the model's query
+        running again; CACHE TABLE would plan in a cloned session that reloads the catalogs and
+        re-caches after every write to the tables it reads. The rows stay with the executors
+        until the view is dropped and Spark's cleaner frees them.
+        """
+        logger.debug(f"materializing temporary view {view_name}")
         self.computed_views.add(view_name)
         runtime.compute_once(self.spark, view_name)
 
@@ -268,6 +277,20 @@ class LakehouseConnectionManager(SQLConnectionManager):
         handle = connection.handle
         if isinstance(handle, LakehouseHandle):
             handle.cancel()
+
+    def write_response(
+        self, table: str, message: str, code: str, rows_affected: int | None
+    ) -> LakehouseAdapterResponse:
+        """The response of a write a materialization reports without `statement('main')`
+        (seeds), with the snapshot this node's last commit to `table` in this run made
+        (iceberg/lineage.py); None when it committed none."""
+        handle: LakehouseHandle = self.get_thread_connection().handle
+        return LakehouseAdapterResponse(
+            _message=message,
+            code=code,
+            rows_affected=rows_affected,
+            snapshot_id=node_snapshot(handle.spark, handle.name, table),
+        )
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:

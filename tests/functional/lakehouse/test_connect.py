@@ -149,7 +149,7 @@ class TestConnectProject:
     def test_lineage_off_is_said(self, project):
         from dbt.adapters.lakehouse.iceberg import lineage
 
-        lineage._current = None  # said once per session: forget this process's first time
+        lineage._REFLECTED.forget()  # said once per session: forget this process's first time
         _, out = run_dbt_and_capture(["run", "--select", "people"])
         assert "commit lineage is off for this session" in out
         assert "not available under Spark Connect" in out

@@ -13,6 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.audit import branches, replace
 from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.delta_mirror import adapter as delta_adapter
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.tables import table_property
 from dbt.adapters.lakehouse.models.partitioning import (
@@ -35,6 +36,11 @@ def prepare_audited_write(
     node_id: str,
     resource_type: str,
 ) -> str | None:
+    """Before a node's first write to a table: the run's audit branch when the write goes
+    there (the table then takes branch writes), else None (the table takes none).
+
+    Outside an audited run nothing is done. Tests never audit: their failure tables are
+    the audit's output. A model opts out with config `write_audit_publish: false`."""
     if model_config is not None and not isinstance(model_config, bool):
         raise audit.AuditError(
             f"Config write_audit_publish of {node_id} must be true or false; got "
@@ -48,7 +54,7 @@ def prepare_audited_write(
     table = TableName.of(relation)
     if audited and not run.record(table, node_id):
         return run.branch  # prepared earlier in this run
-    with adapter._engine(f"prepare {table} for an audited run") as spark:
+    with adapter._spark_session(f"prepare {table} for an audited run") as spark:
         exists, enabled = table_property(spark, table, audit.WAP_ENABLED)
     wanted = "true" if audited else "false"
     if exists and (enabled or "false").lower() != wanted:
@@ -94,13 +100,15 @@ def publish_audit_branch(
     relations: list[BaseRelation],
     dual_format: list[BaseRelation] | None = None,
 ) -> str:
+    """`lakehouse_publish`: fast-forward `main` of every given table holding the branch;
+    the Delta logs of the `dual_format` ones follow."""
     dual = {TableName.of(r) for r in dual_format or []}
 
     def publish(spark: Any, states: list[branches.BranchState], name: str) -> list[str]:
         published = branches.publish(spark, branches.ordered_by_branch_time(states), name)
         for state in states:
             if state.table in dual:
-                adapter._mirror(spark, state.table, state.table.name)
+                delta_adapter.mirror(adapter, spark, state.table, state.table.name)
         return published
 
     branch, published = end_branch(adapter, branch, relations, "publish", publish)
@@ -128,7 +136,7 @@ def end_branch(
     """Publish or discard: the branch checked, the given tables holding it found (on main's
     session, outside any audited run's branch), then `end` applied to them."""
     branch = audit.checked_branch(branch)
-    with adapter._engine(f"{action} {branch}") as spark:
+    with adapter._spark_session(f"{action} {branch}") as spark:
         audit.point_session(spark, None)
         tables = [TableName.of(r) for r in relations]
         states = branches.states_with_branch(spark, tables, branch)
@@ -150,7 +158,7 @@ def finish_audited_run(adapter: LakehouseAdapter) -> None:
     if run is None:
         return
     with adapter.connection_named("lakehouse_audit_publish"):
-        with adapter._engine(f"publish {run.branch}") as spark:
+        with adapter._spark_session(f"publish {run.branch}") as spark:
             audit.point_session(spark, None)
             if not run.tables:
                 return
@@ -161,7 +169,7 @@ def finish_audited_run(adapter: LakehouseAdapter) -> None:
             states = branches.states_with_branch(spark, list(run.tables), run.branch)
             published = branches.publish(spark, states, run.branch)
             for table in sorted(adapter._delta_after_publish & set(run.tables), key=str):
-                adapter._mirror(spark, table, table.name)
+                delta_adapter.mirror(adapter, spark, table, table.name)
     logger.info(
         f"Audited run published: main of {len(published)} table(s) moved to branch "
         f"{run.branch} ({', '.join(published)}); the branch is dropped."

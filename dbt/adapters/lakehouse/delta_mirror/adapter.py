@@ -30,7 +30,7 @@ def table_formats(adapter: LakehouseAdapter, value: Any, owner: str) -> list[str
 def delta_table_properties(
     adapter: LakehouseAdapter, configured: dict[str, Any], model_name: str
 ) -> dict[str, str]:
-    with adapter._engine(f"create the dual-format table of {model_name}") as spark:
+    with adapter._spark_session(f"create the dual-format table of {model_name}") as spark:
         java_tables(spark)  # refused under Spark Connect, before anything is written
     keys = formats.merge_on_read_keys(configured)
     if keys:
@@ -43,13 +43,15 @@ def delta_table_properties(
 
 
 def check_delta_table(adapter: LakehouseAdapter, relation: BaseRelation, model_name: str) -> None:
+    """Before writing to an existing dual-format table: it must be copy-on-write, and its
+    schema one the Delta log can follow (no column renamed outside dbt)."""
     table = TableName.of(relation)
-    with adapter._engine(f"check {relation} for its Delta log") as spark:
+    with adapter._spark_session(f"check {relation} for its Delta log") as spark:
         loaded = load_table(spark, table)
         if loaded is None:
             return
         properties = dict(loaded.properties())
-        hazards = sync.pending_hazards(spark, table, adapter._delta_options(table))
+        hazards = sync.pending_hazards(spark, table, delta_options(adapter, table))
     if hazards:
         raise formats.DeltaConfigError(
             f"Model '{model_name}' is a dual-format table (table_formats [iceberg, delta]) "
@@ -76,13 +78,15 @@ def check_delta_schema_change(
     retyped: list[str],
     model_name: str,
 ) -> None:
+    """Before an in-place schema change of a dual-format table: a type change, or a name
+    added again while files written with the dropped column are live, is refused."""
     owner = f"Model '{model_name}'"
     if retyped:
         raise formats.DeltaConfigError(schema.type_change_refusal(owner, retyped))
     if not added:
         return
     table = TableName.of(relation)
-    with adapter._engine(f"check schema change of {relation}") as spark:
+    with adapter._spark_session(f"check schema change of {relation}") as spark:
         loaded = load_table(spark, table)
         snapshot = None if loaded is None else loaded.currentSnapshot()
         if snapshot is None:
@@ -95,26 +99,30 @@ def check_delta_schema_change(
 
 
 def mirror_delta(adapter: LakehouseAdapter, relation: BaseRelation, model_name: str) -> str:
+    """After a node's commits: the Delta log follows `main`. An audited run's writes are
+    on its branch until the publish, which mirrors them then."""
     table = TableName.of(relation)
     run = audit.current_run()
     if run is not None and table in run.tables:
         adapter._delta_after_publish.add(table)
         return ""
-    with adapter._engine(f"mirror {relation} to its Delta log") as spark:
+    with adapter._spark_session(f"mirror {relation} to its Delta log") as spark:
         mirror(adapter, spark, table, model_name)
     return ""
 
 
 def sync_delta(adapter: LakehouseAdapter, relations: list[BaseRelation]) -> str:
+    """`lakehouse_sync_delta`: each table's Delta log brought to its current snapshot,
+    one line per table; tables not built yet are skipped, failures raise at the end."""
     failed: list[str] = []
-    with adapter._engine("lakehouse_sync_delta") as spark:
+    with adapter._spark_session("lakehouse_sync_delta") as spark:
         for relation in relations:
             table = TableName.of(relation)
             if load_table(spark, table) is None:
                 logger.info(f"{table}: skipped: the table does not exist yet (build it first)")
                 continue
             try:
-                report_mirror(sync.mirror(spark, table, adapter._delta_options(table)))
+                report_mirror(sync.mirror(spark, table, delta_options(adapter, table)))
             except Exception as exc:
                 reason = (str(getattr(exc, "msg", "") or exc).strip().splitlines() or ["?"])[0]
                 logger.info(f"{table}: FAILED: {adapter._scrubbed(reason)}")
@@ -132,7 +140,7 @@ def mirror(adapter: LakehouseAdapter, spark: Any, table: TableName, owner: str) 
     result = sync.mirror_or_warn(
         spark,
         table,
-        adapter._delta_options(table),
+        delta_options(adapter, table),
         lambda message: logger.warning(adapter._scrubbed(message)),
         f"`dbt run-operation lakehouse_sync_delta --args '{{select: [{owner}]}}'`",
     )

@@ -230,21 +230,23 @@ def explain_engine_error(
             "jdbc, rest or nessie."
         )
     if "NotAuthorizedException" in text:
-        where = f" at {catalog_uri}" if catalog_uri else ""
-        said = _after(text, "NotAuthorizedException:", "Not authorized:")
-        return (
-            f"The Iceberg {_remote_kind(catalogs)} catalog{where} rejected the token (401 "
-            f"NotAuthorized: {said}). "
-            "Fix: set secrets.apikey in the depot (or LAKEHOUSE_APIKEY) to a valid, unexpired "
-            "API key for this catalog; `dbt debug` checks it."
+        return _catalog_refused(
+            text,
+            catalog_uri,
+            _remote_kind(catalogs),
+            ("NotAuthorizedException:", "Not authorized:"),
+            "rejected the token (401 NotAuthorized",
+            "set secrets.apikey in the depot (or LAKEHOUSE_APIKEY) to a valid, unexpired API key "
+            "for this catalog; `dbt debug` checks it.",
         )
     if "org.apache.iceberg.exceptions.ForbiddenException" in text:
-        where = f" at {catalog_uri}" if catalog_uri else ""
-        said = _after(text, "ForbiddenException:", "Forbidden:")
-        return (
-            f"The Iceberg REST catalog{where} accepted the token but refused the operation "
-            f"(403 Forbidden: {said}). Fix: grant this API key the privilege on the namespace "
-            "or table, or use a key that has it."
+        return _catalog_refused(
+            text,
+            catalog_uri,
+            "REST",
+            ("ForbiddenException:", "Forbidden:"),
+            "accepted the token but refused the operation (403 Forbidden",
+            "grant this API key the privilege on the namespace or table, or use a key that has it.",
         )
     if "RESTException" in text and any(marker in text for marker in _REST_UNREACHABLE):
         match = _CONNECT_FAILED.search(text)
@@ -365,6 +367,19 @@ def _explain_s3_denied(text: str) -> str:
         )
     status = code if code.startswith("403") else f"403 {code}"
     return f"S3 denied {action}{on} ({status}): {why}. Fix: {fix}."
+
+
+def _catalog_refused(
+    text: str,
+    catalog_uri: str | None,
+    kind: str,
+    markers: tuple[str, str],
+    refusal: str,
+    fix: str,
+) -> str:
+    """A catalog's refusal (`refusal` opens the parenthesis its own words close), with the fix."""
+    where = f" at {catalog_uri}" if catalog_uri else ""
+    return f"The Iceberg {kind} catalog{where} {refusal}: {_after(text, *markers)}). Fix: {fix}"
 
 
 def _after(text: str, marker: str, redundant: str) -> str:

@@ -124,11 +124,13 @@ def get_catalog_for_single_relation(
 
 
 def table_stats(adapter: LakehouseAdapter, relation: BaseRelation) -> TableStats | None:
+    """A table's stats from its Iceberg metadata (no scan); None for a view, or a table
+    dropped since it was listed."""
     if relation.is_view:
         return None
     table = relation.render()
     try:
-        with adapter._engine(f"read the metadata of {table}") as spark:
+        with adapter._spark_session(f"read the metadata of {table}") as spark:
             return read_table_stats(spark, table)
     except (RelationMissingError, NamespaceMissingError):
         return None  # a view of unknown type lands here too: it has no snapshots

@@ -29,6 +29,9 @@ class MetadataFreshnessError(DbtRuntimeError):
 def freshness_batch(
     adapter: LakehouseAdapter, sources: list[BaseRelation]
 ) -> tuple[list[Any], dict[BaseRelation, FreshnessResponse]]:
+    """`dbt source freshness` for sources without `loaded_at_field`: the commit time of
+    each table's current snapshot, from its metadata. A source that is a view or missing
+    is left out; dbt then asks `calculate_freshness_from_metadata`, which says why."""
     freshness: dict[BaseRelation, FreshnessResponse] = {}
     with metadata_connection(adapter):
         for source in sources:
@@ -47,7 +50,7 @@ def freshness(adapter: LakehouseAdapter, source: BaseRelation) -> tuple[Any, Fre
 def metadata_freshness(adapter: LakehouseAdapter, source: BaseRelation) -> FreshnessResponse:
     table = source.render()
     try:
-        with adapter._engine(f"read the last commit of {table}") as spark:
+        with adapter._spark_session(f"read the last commit of {table}") as spark:
             last_commit = read_last_commit(spark, table)
     except (RelationMissingError, NamespaceMissingError) as exc:
         raise MetadataFreshnessError(

@@ -8,11 +8,44 @@ and what to do instead (engine.runtime.driver_jvm), so each feature keeps its ow
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from dbt.adapters.lakehouse.engine import runtime
 
 _SPARK3_UTIL = "org.apache.iceberg.spark.Spark3Util"
+T = TypeVar("T")
+
+
+class PerContext(Generic[T]):
+    """One value per SparkContext (a Connect client's session stands for its context), built
+    once under a lock: a restarted session has a new context, and so gets a new value."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: tuple[Any, T] | None = None
+
+    def get(self, context: Any, build: Callable[[], T]) -> T:
+        found = self._held
+        if found is not None and found[0] is context:
+            return found[1]
+        with self._lock:
+            if self._held is None or self._held[0] is not context:
+                self._held = (context, build())
+            return self._held[1]
+
+    def forget(self) -> None:
+        self._held = None
+
+
+class _Static:
+    """A static Java method, as a Bridge attribute: looked up on first use and kept."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __get__(self, bridge: Bridge, owner: type | None = None) -> Any:
+        return bridge._static(self.path)
 
 
 class Bridge:
@@ -33,35 +66,13 @@ class Bridge:
             self._handles[path] = found
         return found
 
-    @property
-    def load_table(self) -> Any:
-        """Spark3Util.loadIcebergTable(java session, name)."""
-        return self._static(f"{_SPARK3_UTIL}.loadIcebergTable")
-
-    @property
-    def to_transforms(self) -> Any:
-        return self._static(f"{_SPARK3_UTIL}.toTransforms")
-
-    @property
-    def describe(self) -> Any:
-        return self._static(f"{_SPARK3_UTIL}.describe")
-
-    @property
-    def format_version(self) -> Any:
-        return self._static("org.apache.iceberg.TableUtil.formatVersion")
-
-    @property
-    def is_ancestor_of(self) -> Any:
-        return self._static("org.apache.iceberg.util.SnapshotUtil.isAncestorOf")
-
-    @property
-    def spark_schema(self) -> Any:
-        """SparkSchemaUtil.convert: an Iceberg schema as Spark's StructType."""
-        return self._static("org.apache.iceberg.spark.SparkSchemaUtil.convert")
-
-    @property
-    def map_of(self) -> Any:
-        return self._static("java.util.Map.of")
+    load_table = _Static(f"{_SPARK3_UTIL}.loadIcebergTable")  # (java session, name)
+    to_transforms = _Static(f"{_SPARK3_UTIL}.toTransforms")
+    describe = _Static(f"{_SPARK3_UTIL}.describe")
+    format_version = _Static("org.apache.iceberg.TableUtil.formatVersion")
+    is_ancestor_of = _Static("org.apache.iceberg.util.SnapshotUtil.isAncestorOf")
+    spark_schema = _Static("org.apache.iceberg.spark.SparkSchemaUtil.convert")  # a StructType
+    map_of = _Static("java.util.Map.of")
 
     def load(self, spark: Any, name: str) -> Any:
         """The Iceberg table (Java) `name` (Spark's syntax) names. Not refreshed: without the
@@ -78,20 +89,12 @@ class Bridge:
         return declared.get(None)
 
 
-_LOCK = threading.Lock()
-_current: Bridge | None = None
+_BRIDGES: PerContext[Bridge] = PerContext()
 
 
 def bridge(spark: Any, feature: str, instead: str) -> Bridge:
     """The bridge of the session's SparkContext; under Spark Connect, `feature` refused with
     the fix `instead` (engine.runtime.driver_jvm)."""
-    global _current
     jvm = runtime.driver_jvm(spark, feature, instead)
     context = spark.sparkContext
-    found = _current
-    if found is not None and found.context is context:
-        return found
-    with _LOCK:
-        if _current is None or _current.context is not context:
-            _current = Bridge(context, jvm)
-        return _current
+    return _BRIDGES.get(context, lambda: Bridge(context, jvm))

@@ -104,24 +104,16 @@ class _Reflected:
 
 
 _MAPS_KEPT = 512
-_LOCK = threading.Lock()
-_current: _Reflected | None = None
+_REFLECTED: java.PerContext[_Reflected] = java.PerContext()
 # Per thread: (table, properties, snapshot id) of the last commit `committed_snapshot` found,
 # so a materialization reporting that write later (seeds) needs no second catalog lookup.
 _last_commit = threading.local()
 
 
 def _reflected(spark: Any) -> _Reflected:
-    global _current
     # A Connect client has no SparkContext; the session stands for it (and is refused below).
     context = spark if runtime.is_connect(spark) else spark.sparkContext
-    found = _current
-    if found is not None and found.context is context:
-        return found
-    with _LOCK:
-        if _current is None or _current.context is not context:
-            _current = _reflect(spark, context)
-        return _current
+    return _REFLECTED.get(context, lambda: _reflect(spark, context))
 
 
 def _reflect(spark: Any, context: Any) -> _Reflected:

@@ -17,6 +17,10 @@ logger = AdapterLogger("Lakehouse")
 
 
 def debug_query(adapter: LakehouseAdapter) -> None:
+    """`dbt debug`: every depot's storage and catalog checks first, then Spark itself.
+
+    The preflight needs no Spark, so a missing bucket or a rejected token is reported in
+    seconds, with its fix, before a JVM starts. Problems of all depots come together."""
     from dbt.adapters.lakehouse.profile.preflight import run_preflight
     from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 
