@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from dbt.adapters.lakehouse.iceberg import describe
 from dbt.adapters.lakehouse.maintenance import compaction_scope as cs
 
 DESCRIBED = [
@@ -31,7 +32,7 @@ DESCRIBED = [
 
 
 def test_the_current_spec_and_columns_come_from_describe():
-    columns, fields = cs.parse_describe(DESCRIBED)
+    columns, fields = describe.parse_describe(DESCRIBED)
     assert columns == {
         "id": "bigint",
         "ts": "timestamp",
@@ -59,17 +60,17 @@ def test_an_identity_only_spec_is_described_as_partition_information():
         ("", "", ""),
         ("# Metadata Columns", "", ""),
     ]
-    columns, fields = cs.parse_describe(rows)
+    columns, fields = describe.parse_describe(rows)
     assert columns == {"id": "int", "region": "string"}
     assert [(f.transform, f.column, f.source_type) for f in fields] == [
         ("identity", ("region",), "string"),
         ("identity", ("st", "a"), "int"),
     ]
-    assert cs.parse_describe([("id", "int", None)]) == ({"id": "int"}, [])
+    assert describe.parse_describe([("id", "int", None)]) == ({"id": "int"}, [])
 
 
-def spec(text: str) -> cs.SpecField:
-    return cs.parse_spec_field(text)
+def spec(text: str) -> describe.SpecField:
+    return describe.parse_spec_field(text)
 
 
 @pytest.mark.parametrize(

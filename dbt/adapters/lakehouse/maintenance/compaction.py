@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from dbt.adapters.lakehouse.iceberg.describe import parse_describe
 from dbt.adapters.lakehouse.iceberg.lineage import INVOCATION_KEY
 from dbt.adapters.lakehouse.iceberg.metadata import Ref
 from dbt.adapters.lakehouse.iceberg.table_name import string_literal
@@ -18,7 +19,6 @@ from dbt.adapters.lakehouse.maintenance.audit_branches import audit_block
 from dbt.adapters.lakehouse.maintenance.compaction_scope import (
     PARTITION_JSON,
     choose_run,
-    parse_describe,
     run_filter,
 )
 from dbt.adapters.lakehouse.maintenance.config import sort_order

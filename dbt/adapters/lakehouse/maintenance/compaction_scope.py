@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from dbt.adapters.lakehouse.iceberg.describe import SpecField
 from dbt.adapters.lakehouse.iceberg.lineage import INVOCATION_KEY
-from dbt.adapters.lakehouse.iceberg.table_name import quote, string_literal
+from dbt.adapters.lakehouse.iceberg.table_name import string_literal
 
 # How partition tuples are read as text (the same text in `entries` and `files`, so the run's
 # partitions can also be counted after the rewrite replaced the run's own files): every field
@@ -34,19 +35,6 @@ PARTITION_JSON = (
     "'timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS', "
     "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')"
 )
-# Iceberg's default partition field names: the source column's name with this suffix.
-_FIELD_SUFFIX = {
-    "identity": "",
-    "years": "_year",
-    "months": "_month",
-    "days": "_day",
-    "hours": "_hour",
-    "bucket": "_bucket",
-    "truncate": "_trunc",
-    "void": "_null",
-}
-_TRANSFORM_CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
-_IDENTIFIER_PART = re.compile(r"`((?:[^`]|``)+)`|([^.`]+)")
 _INTEGER_RANGES = {
     "tinyint": 2**7,
     "smallint": 2**15,
@@ -58,88 +46,6 @@ _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 _MOMENT = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$")
 _EPOCH = dt.datetime(1970, 1, 1)
 _FILTERABLE = frozenset({"identity", "years", "months", "days", "hours", "truncate"})
-
-
-@dataclass(frozen=True)
-class SpecField:
-    """One field of a partition spec as DESCRIBE prints it: `days(ts)`, `bucket(4, id)`,
-    `` `odd col` `` (identity)."""
-
-    transform: str
-    column: tuple[str, ...]  # the source column's path
-    param: int | None = None
-    text: str = ""
-    source_type: str | None = None  # when DESCRIBE names it (identity-only specs)
-
-    @property
-    def name(self) -> str | None:
-        """Iceberg's default name of the field (the key in a partition tuple)."""
-        suffix = _FIELD_SUFFIX.get(self.transform)
-        return None if suffix is None or not self.column else ".".join(self.column) + suffix
-
-    @property
-    def quoted_column(self) -> str:
-        return ".".join(quote(part) for part in self.column)
-
-
-def _column_path(text: str) -> tuple[str, ...]:
-    parts: list[str] = []
-    position = 0
-    text = text.strip()
-    while position < len(text):
-        found = _IDENTIFIER_PART.match(text, position)
-        if found is None:
-            return ()
-        quoted, bare = found.groups()
-        parts.append(quoted.replace("``", "`") if quoted is not None else bare.strip())
-        position = found.end()
-        if position < len(text):
-            if text[position] != ".":
-                return ()
-            position += 1
-    return tuple(parts)
-
-
-def parse_spec_field(text: str) -> SpecField:
-    """A `# Partitioning` entry of DESCRIBE TABLE: `days(ts)`, `bucket(16, id)`, `truncate(4,
-    s)`, `region` (identity). Anything else keeps its text with an unknown transform."""
-    text = text.strip()
-    call = _TRANSFORM_CALL.match(text)
-    if call is None:
-        return SpecField("identity", _column_path(text), None, text)
-    transform, inner = call.group(1).lower(), call.group(2)
-    if transform in ("bucket", "truncate"):
-        width, _, column = inner.partition(",")
-        if not width.strip().isdigit():
-            return SpecField(transform, (), None, text)
-        return SpecField(transform, _column_path(column), int(width), text)
-    return SpecField(transform, _column_path(inner), None, text)
-
-
-def parse_describe(rows: Iterable[Sequence[Any]]) -> tuple[dict[str, str], list[SpecField]]:
-    """DESCRIBE TABLE EXTENDED rows: the top-level columns (name -> type) and the fields of
-    the table's current partition spec. Spark prints a spec of identity fields only as
-    `# Partition Information` (quoted column names with their types), any other spec as
-    `# Partitioning` (`Part 0 | days(ts)`)."""
-    columns: dict[str, str] = {}
-    fields: list[SpecField] = []
-    section = "columns"
-    for row in rows:
-        name = str(row[0] or "").strip()
-        kind = str(row[1] or "").strip()
-        if name == "# Partitioning":
-            section = "partitioning"
-        elif name == "# Partition Information":
-            section = "identity"
-        elif not name or (name.startswith("#") and name != "# col_name"):
-            section = ""
-        elif section == "columns":
-            columns[name] = kind
-        elif section == "partitioning" and name.startswith("Part "):
-            fields.append(parse_spec_field(kind))
-        elif section == "identity" and name != "# col_name":
-            fields.append(SpecField("identity", _column_path(name), None, name, kind))
-    return columns, fields
 
 
 def _column_type(columns: Mapping[str, str], spec_field: SpecField) -> str | None:
