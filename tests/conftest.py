@@ -90,11 +90,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def lakehouse_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def lakehouse_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("lakehouse")
     # The JVM's console output goes beside the warehouse, not into test project folders.
     os.environ["LAKEHOUSE_SPARK_LOG"] = str(root / "spark.log")
-    return root
+    # The warm engine this test process (and the dbt processes its tests start) attaches to:
+    # its own, stopped when the tests end.
+    engines = root / "engines"
+    os.environ["LAKEHOUSE_ENGINE_HOME"] = str(engines)
+    yield root
+    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, stop_engine
+
+    ENGINE.stop()
+    for folder in engine_folders(engines):
+        stop_engine(folder)
 
 
 @pytest.fixture(scope="session")

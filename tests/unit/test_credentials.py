@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -62,3 +63,25 @@ def test_write_audit_publish_takes_a_boolean(value: bool) -> None:
 def test_write_audit_publish_refuses_other_values(value: object) -> None:
     with pytest.raises(DbtRuntimeError, match="write_audit_publish must be true or false"):
         validate(write_audit_publish=value)
+
+
+@pytest.mark.parametrize(
+    ("engine", "problem"),
+    [
+        ({"keep_warm_minute": 5}, "Unknown `engine:` key 'keep_warm_minute'. Did you mean"),
+        ({"keep_warm_minutes": -1}, "engine.keep_warm_minutes must be a number of minutes"),
+        ({"keep_warm_minutes": "ten"}, "engine.keep_warm_minutes must be a number of minutes"),
+        ({"keep_warm_minutes": True}, "engine.keep_warm_minutes must be a number of minutes"),
+        ("warm", "engine must be a mapping"),
+    ],
+)
+def test_engine_options_are_checked(engine: object, problem: str) -> None:
+    with pytest.raises(DbtRuntimeError, match=re.escape(problem)):
+        LakehouseCredentials.validate({"type": "lakehouse", "schema": "s", "engine": engine})
+
+
+def test_engine_keep_warm_minutes_reaches_the_spec() -> None:
+    creds = LakehouseCredentials.from_dict(
+        {"schema": "s", "engine": {"keep_warm_minutes": 2.5}, "warehouse": "/tmp/w"}
+    )
+    assert creds.engine.keep_warm_minutes == 2.5

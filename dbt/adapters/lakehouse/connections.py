@@ -32,6 +32,7 @@ from dbt.adapters.lakehouse.engine.diagnosis import (
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.engine.spec import catalog_contexts
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
+from dbt.adapters.lakehouse.engine.warm.client import lost_engine_message
 from dbt.adapters.lakehouse.exceptions import DataCheckError
 from dbt.adapters.lakehouse.iceberg.lineage import node_snapshot
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
@@ -236,6 +237,9 @@ class LakehouseConnectionManager(SQLConnectionManager):
                     "says why. The statement running then may or may not have committed: check "
                     "the table's snapshots before running it again."
                 ) from exc
+            lost = lost_engine_message(ENGINE.attachment, exc, text)
+            if lost is not None:
+                raise DbtRuntimeError(lost) from exc
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
                     f"Lost the connection to the Spark JVM ({text}). It may have run out of "

@@ -52,6 +52,15 @@ class SparkOptions(dbtClassMixin):
 
 
 @dataclass
+class EngineOptions(dbtClassMixin):
+    """The warm engine (engine/warm/): a driver JVM kept between dbt commands."""
+
+    # Minutes it stays up with no dbt command attached; 0 starts a JVM for every command.
+    # Unset: 15 for a local master, 0 (off) for a cluster one.
+    keep_warm_minutes: float | None = None
+
+
+@dataclass
 class LakehouseCredentials(Credentials):
     """One profile target.
 
@@ -72,6 +81,7 @@ class LakehouseCredentials(Credentials):
     aws_region: str | None = None
     aws_endpoint: str | None = None
     spark: SparkOptions = field(default_factory=SparkOptions)
+    engine: EngineOptions = field(default_factory=EngineOptions)
     # Commit conflicts (another writer won the race) are retried this many times.
     commit_retries: int = 4
     # Audited runs: a run's table commits go to one Iceberg branch, published to `main` only
@@ -103,6 +113,7 @@ class LakehouseCredentials(Credentials):
         if isinstance(spark, Mapping):
             spark_keys = {f.name for f in fields(SparkOptions)}
             problems += unknown_key_problems(spark, spark_keys, "profile `spark:`")
+        problems += _engine_problems(data.get("engine"))
         retries = data.get("commit_retries")
         if retries is not None and not (
             isinstance(retries, int)
@@ -158,3 +169,20 @@ class LakehouseCredentials(Credentials):
             f"LakehouseCredentials(database={self.database!r}, schema={self.schema!r}, "
             f"depot={self.depot_label!r})"
         )
+
+
+def _engine_problems(engine: Any) -> list[str]:
+    if engine is None:
+        return []
+    if not isinstance(engine, Mapping):
+        return [f"engine must be a mapping such as {{keep_warm_minutes: 15}}; got {engine!r}."]
+    problems = unknown_key_problems(engine, [f.name for f in fields(EngineOptions)], "`engine:`")
+    minutes = engine.get("keep_warm_minutes")
+    if minutes is not None and (
+        isinstance(minutes, bool) or not isinstance(minutes, int | float) or not minutes >= 0
+    ):
+        problems.append(
+            f"engine.keep_warm_minutes must be a number of minutes, 0 or more (0: a new JVM "
+            f"for every command); got {minutes!r}."
+        )
+    return problems

@@ -294,8 +294,11 @@ class TestFourProcessesOneWarehouse:
         # under the other processes.
         starter = holder_starter(catalog_of(warehouse), runs)
         assert starter.process is not None
+        # Its own JVM when cold; on the warm engine (the default) the four share one JVM that
+        # is no child of theirs, and the starter's ctrl-C must cancel only its own jobs.
         jvms = [pid for pid in children_of(starter.process.pid) if command_of(pid) == "java"]
-        assert jvms, f"{starter.name} has no Spark JVM"
+        cold = os.environ.get("LAKEHOUSE_ENGINE") == "cold"
+        assert bool(jvms) == cold, f"{starter.name}'s JVMs: {jvms}"
         signalled = time.monotonic()
         starter.process.send_signal(signal.SIGINT)
         starter.process.wait(timeout=60)

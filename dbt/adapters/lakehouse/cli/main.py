@@ -7,7 +7,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.engine.jars import CACHED_JARS, cache_dir, install_all, maven_repository
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
@@ -64,44 +66,34 @@ def _history(args: argparse.Namespace) -> int:
         render_table,
         table_name,
     )
-    from dbt.adapters.lakehouse.profile.resolved import resolve_profile
     from dbt.adapters.lakehouse.profile.secrets import scrub
-    from dbt.adapters.lakehouse.profile.user_profile import (
-        ProfileError,
-        default_profiles_dir,
-        load_profile,
-    )
 
     if args.limit < 0:
-        return _fail("history", f"--limit must be 0 (all) or more; got {args.limit}.")
-    profiles_dir = (
-        Path(args.profiles_dir).expanduser()
-        if args.profiles_dir
-        else default_profiles_dir(os.environ, Path.cwd(), Path.home())
-    )
-    hidden: list[str] = []
+        return fail("history", f"--limit must be 0 (all) or more; got {args.limit}.")
+    loaded = load_resolved("history", args)
+    if isinstance(loaded, int):
+        return loaded
+    resolved, chosen = loaded
+    hidden = resolved.secret_values()
     try:
-        chosen = load_profile(profiles_dir, args.profile, args.target)
         table = table_name(args.table, chosen.credentials.database)
-        resolved = resolve_profile(chosen.credentials)
-        hidden = resolved.secret_values()
         spark = ENGINE.get(resolved.spec)
-    except (ProfileError, ValueError) as exc:
-        return _fail("history", str(exc))
+    except ValueError as exc:
+        return fail("history", str(exc))
     except Exception as exc:  # the depot or the engine: their messages name the fix
-        return _fail("history", scrub(_one_line(getattr(exc, "msg", None) or exc), hidden))
+        return fail("history", scrub(_one_line(getattr(exc, "msg", None) or exc), hidden))
     try:
         commits, main_head = read_commits(spark, table)
     except Exception as exc:
         text = scrub(engine_error_text(exc), hidden)
         if engine_error_type(text) in (RelationMissingError, NamespaceMissingError):
             where = f"profile '{chosen.profile}', target '{chosen.target}', {resolved.depot.name}"
-            return _fail("history", f"Table {table} does not exist ({where}).")
+            return fail("history", f"Table {table} does not exist ({where}).")
         uris = {c.uri for c in resolved.spec.catalogs if c.uri}
         explained = explain_engine_error(
             text, uris.pop() if len(uris) == 1 else None, catalog_contexts(resolved.spec)
         )
-        return _fail("history", f"Reading the history of {table} failed: {explained or text}")
+        return fail("history", f"Reading the history of {table} failed: {explained or text}")
     if not commits:
         print(f"{table} has no commits yet.")
         return 0
@@ -110,11 +102,49 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_resolved(command: str, args: argparse.Namespace) -> Any:
+    """The profile `args` name, resolved, and which profile and target it is; or the exit code
+    after printing why it could not be."""
+    from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+    from dbt.adapters.lakehouse.profile.secrets import scrub
+    from dbt.adapters.lakehouse.profile.user_profile import (
+        ProfileError,
+        default_profiles_dir,
+        load_profile,
+    )
+
+    profiles_dir = (
+        Path(args.profiles_dir).expanduser()
+        if args.profiles_dir
+        else default_profiles_dir(os.environ, Path.cwd(), Path.home())
+    )
+    try:
+        chosen = load_profile(profiles_dir, args.profile, args.target)
+    except (ProfileError, ValueError) as exc:
+        return fail(command, str(exc))
+    try:
+        resolved = resolve_profile(chosen.credentials)
+    except Exception as exc:  # the depot: its message names the fix
+        return fail(command, scrub(_one_line(getattr(exc, "msg", None) or exc), []))
+    return resolved, chosen
+
+
+def add_profile_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profiles-dir",
+        help="folder of profiles.yml (default: DBT_PROFILES_DIR, ./ if it has one, ~/.dbt)",
+    )
+    parser.add_argument(
+        "--profile", help="default: ./dbt_project.yml's, else the only lakehouse profile"
+    )
+    parser.add_argument("--target", help="default: the profile's target")
+
+
 def _one_line(message: object) -> str:
     return " ".join(str(message).split())
 
 
-def _fail(command: str, message: str) -> int:
+def fail(command: str, message: str) -> int:
     print(f"dbt-lakehouse {command}: {_one_line(message)}", file=sys.stderr)
     return 1
 
@@ -127,15 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     history = commands.add_parser("history", help=_history.__doc__)
     history.add_argument("table", help="catalog.schema.table, or schema.table (profile's catalog)")
     history.add_argument("--limit", type=int, default=20, help="newest N commits (0: all)")
-    history.add_argument(
-        "--profiles-dir",
-        help="folder of profiles.yml (default: DBT_PROFILES_DIR, ./ if it has one, ~/.dbt)",
-    )
-    history.add_argument(
-        "--profile", help="default: ./dbt_project.yml's, else the only lakehouse profile"
-    )
-    history.add_argument("--target", help="default: the profile's target")
+    add_profile_options(history)
     history.set_defaults(run=_history)
+    engine_commands(commands, add_profile_options)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

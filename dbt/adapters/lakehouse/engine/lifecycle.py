@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,8 @@ from dbt.adapters.lakehouse.engine.session_catalogs import (
     unless_unavailable,
 )
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
+from dbt.adapters.lakehouse.engine.warm import client as warm
+from dbt.adapters.lakehouse.engine.warm.identity import keep_warm_minutes
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 if TYPE_CHECKING:
@@ -58,6 +61,8 @@ class _Engine:
         self._log_handle: Any = None
         self._lease: CatalogLease | None = None
         self._early_failure: tuple[EngineSpec, BaseException] | None = None
+        # Set while the session is one on a warm engine (engine/warm/), not this process's JVM.
+        self._attachment: warm.Attachment | None = None
 
     def start_early(self, spec: EngineSpec) -> None:
         """Start the session for `spec` on a daemon thread, so the JVM boots while dbt parses.
@@ -86,7 +91,9 @@ class _Engine:
     def _session_for(self, spec: EngineSpec) -> SparkSession:
         """The session built from `spec`, started or restarted as needed; under the lock."""
         if self._spark is not None and self._spec == spec:
-            return self._spark
+            if self._attachment is None or self._attachment.alive():
+                return self._spark
+            logger.debug("the warm engine stopped since the last command; attaching anew")
         if self._spark is not None:
             logger.debug(
                 f"profile changed ({self._spec and self._spec.fingerprint} -> "
@@ -100,6 +107,11 @@ class _Engine:
     @property
     def active(self) -> SparkSession | None:
         return self._spark
+
+    @property
+    def attachment(self) -> warm.Attachment | None:
+        """The warm engine this process's session is on, if it is on one."""
+        return self._attachment
 
     def _start(self, spec: EngineSpec) -> SparkSession:
         if spec.is_connect:
@@ -118,6 +130,7 @@ class _Engine:
             if spec.local_storage:
                 logger.warning(local_storage_warning(spec))
             check_master_reachable(spec.master, addresses=master_addresses_of(spec))
+        keep_minutes = keep_warm_minutes(spec.master, spec.keep_warm_minutes)
         lease = None
         if spec.embedded_catalog is not None:
             lease = CatalogLease(spec.embedded_catalog, java, wait=catalog_wait_seconds())
@@ -125,12 +138,15 @@ class _Engine:
             if lease is not None:
                 # Before Spark: a holder this starts gets ready while Spark does.
                 unless_unavailable(lease.join)
-            spark = self._start_spark(spec, java)
+            if keep_minutes > 0:
+                spark = self._attach(spec, java, keep_minutes)
+            else:
+                spark = self._start_spark(spec, java)
             if lease is not None:
                 try:
                     open_embedded_catalog(spark, lease)
                 except Exception:
-                    spark.stop()
+                    self._end(spark, spec)
                     raise
         except BaseException:
             if lease is not None:
@@ -138,6 +154,36 @@ class _Engine:
             raise
         self._lease = lease
         return spark
+
+    def _attach(self, spec: EngineSpec, java: str, keep_minutes: float) -> SparkSession:
+        """A session of this command's own on the warm engine for `spec` (engine/warm/)."""
+        from pyspark import SparkContext
+
+        if self._gateway is not None:
+            self._abandon_gateway(SparkContext)  # this process's own JVM, from a cold start
+        began = time.monotonic()
+        archive_options = classarchive.java_options(java, cache_dir(), os.environ)
+        attachment = warm.attach(spec, java, keep_minutes, tuple(archive_options))
+        spark = attachment.spark
+        try:
+            self._apply_secrets(spark, spec)
+        except BaseException:
+            attachment.detach(_catalog_names(spec))
+            raise
+        self._attachment = attachment
+        logger.debug(
+            f"attached to the warm engine in {attachment.folder} (JVM pid {attachment.jvm_pid}) "
+            f"in {time.monotonic() - began:.2f}s"
+        )
+        return spark
+
+    def _apply_secrets(self, spark: SparkSession, spec: EngineSpec) -> None:
+        """What the session needs beyond its conf; on failure the caller stops the session."""
+        hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+        for key, value in spec.secret_hadoop_conf:
+            hadoop_conf.set(key, value)
+        set_system_properties(spark, spec)
+        load_catalogs_with_secrets(spark, spec)
 
     def _start_spark(self, spec: EngineSpec, java: str) -> SparkSession:
         if spec.is_local:
@@ -194,12 +240,8 @@ class _Engine:
             except Exception:
                 spark.stop()
                 raise
-        hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
-        for key, value in spec.secret_hadoop_conf:
-            hadoop_conf.set(key, value)
-        set_system_properties(spark, spec)
         try:
-            load_catalogs_with_secrets(spark, spec)
+            self._apply_secrets(spark, spec)
         except Exception:
             spark.stop()
             raise
@@ -259,10 +301,19 @@ class _Engine:
             context_class._jvm = None
             context_class._active_spark_context = None
 
+    def _end(self, spark: SparkSession, spec: EngineSpec) -> None:
+        """Stop this process's session: detach from a warm engine (which runs on), or stop the
+        SparkContext of this process's JVM."""
+        attachment, self._attachment = self._attachment, None
+        if attachment is not None:
+            attachment.detach(_catalog_names(spec))
+        else:
+            spark.stop()
+
     def _stop_session(self) -> None:
         if self._spark is not None:
             try:
-                self._spark.stop()
+                self._end(self._spark, self._spec) if self._spec else self._spark.stop()
             finally:
                 self._spark = None
                 self._spec = None
@@ -273,6 +324,10 @@ class _Engine:
     def stop(self) -> None:
         with self._lock:
             self._stop_session()
+
+
+def _catalog_names(spec: EngineSpec) -> tuple[str, ...]:
+    return tuple(mount.name for mount in spec.catalogs)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -55,6 +55,13 @@ def tag_thread(spark: Any, group: str) -> None:
         spark.addTag(group)
     else:
         spark.sparkContext.setJobGroup(group, "dbt-lakehouse", interruptOnCancel=True)
+        tag = getattr(spark, "_lakehouse_job_tag", None)
+        if tag is not None:
+            # On a warm engine (engine/warm/): the tag the engine cancels this command's jobs by
+            # if the command dies, and this session as the thread's active one, which Iceberg's
+            # catalogs read outside a statement (the JVM's default session is the engine's).
+            spark.sparkContext.addJobTag(tag)
+            spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 def cancel(spark: Any, group: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
@@ -83,6 +83,9 @@ class EngineSpec:
     local_storage: bool = False
     # Driver JVM system properties holding secrets (a glue catalog's AWS keys), set at start.
     secret_system_properties: tuple[tuple[str, str], ...] = ()
+    # The profile's `engine: keep_warm_minutes` (None: the default for its master). Not part of
+    # the session: a command with another idle time still uses the same engine and session.
+    keep_warm_minutes: float | None = field(default=None, compare=False)
 
     @property
     def fingerprint(self) -> str:
@@ -172,6 +175,7 @@ def engine_spec(
         jars=tuple(str(p) for p in jars),
         depot_label=f"{depot.name} ({depot.source})",
         executor_timeout_seconds=options.executor_timeout_seconds,
+        keep_warm_minutes=creds.engine.keep_warm_minutes,
         local_storage=not isinstance(depot.storage, S3Storage),
         embedded_catalog=embedded_catalog,
         catalogs=tuple(

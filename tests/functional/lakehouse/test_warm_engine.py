@@ -1,0 +1,226 @@
+"""The warm engine's lifecycle, faults and security, each dbt command its own process.
+
+Later commands attach to the engine the first one started; `dbt-lakehouse engine status|stop`
+show and stop it; it stops itself when idle; a killed engine (between or during commands) is
+replaced by the next command, the one it died under failing with one line; two processes at
+once share it; other launch settings get their own engine; only its owner, with its secret,
+gets in."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from functional.lakehouse.warm import (
+    dbt,
+    dbt_started,
+    engine_cli,
+    output,
+    statuses,
+    write_project,
+)
+
+pytestmark = pytest.mark.only_profile("local")
+
+MODELS = {
+    "base.sql": "{{ config(materialized='table') }}\nselect * from range(5)",
+    "doubled.sql": "{{ config(materialized='table') }}\nselect id * 2 as id from {{ ref('base') }}",
+}
+# A statement that runs for minutes unless stopped: the engine is killed under it.
+SLOW_MODEL = (
+    "{{ config(materialized='table') }}\n"
+    "select count(*) as n from range(100000000) a cross join range(100000) b"
+)
+
+
+def target(folder: Path, memory: str = "1g", keep: str | None = None) -> str:
+    engine = f"\nengine: {{keep_warm_minutes: {keep}}}" if keep is not None else ""
+    return (
+        f"type: lakehouse\nschema: s\nthreads: 2\nwarehouse: {folder / 'warehouse'}\n"
+        f"spark: {{master: 'local[2]', driver_memory: {memory}}}{engine}"
+    )
+
+
+def project(folder: Path, models: dict[str, str] = MODELS, **options: str) -> Path:
+    return write_project(folder, models, target(folder, **options))
+
+
+def doubled_ids(folder: Path, home: Path) -> str:
+    done = dbt(folder, home, "show", "--inline", "select sum(id) as s from {{ ref('doubled') }}")
+    assert done.returncode == 0, output(done)
+    return output(done)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in _proc_state(pid)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0].lower()
+    except (OSError, IndexError):
+        return "zombie"
+
+
+def wait_until(condition, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+def test_commands_share_one_engine_status_and_stop(engine_home: Path, tmp_path: Path) -> None:
+    home, folder = engine_home, project(tmp_path / "p")
+    assert dbt(folder, home, "run").returncode == 0
+    [engine] = statuses(home)
+    assert engine["clients"] == [] and engine["heap_max_bytes"] <= 1024 * 1048576
+    assert engine["rss_bytes"] > 0 and engine["master"] == "local[2]"
+    done = dbt(folder, home, "run", "-s", "doubled")
+    assert done.returncode == 0, output(done)
+    assert "| 20 |" in doubled_ids(folder, home).replace(" ", " ")
+    [again] = statuses(home)
+    assert (again["pid"], again["jvm_pid"]) == (engine["pid"], engine["jvm_pid"])
+    text = engine_cli(home, "status").stdout
+    assert f"JVM {engine['jvm_pid']}" in text and "heap" in text and "local[2]" in text
+    assert engine_cli(home, "stop").returncode == 0
+    assert statuses(home) == [] and not alive(engine["jvm_pid"])
+
+
+def test_engine_state_is_private_and_refuses_a_client_without_the_secret(
+    engine_home: Path, tmp_path: Path
+) -> None:
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, read_private_json
+
+    home, folder = engine_home, project(tmp_path / "p")
+    assert dbt(folder, home, "run", "-s", "base").returncode == 0
+    [engine_folder] = engine_folders(home)
+    for path in (home, engine_folder):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700
+    state_file = engine_folder / "state.json"
+    assert stat.S_IMODE(state_file.stat().st_mode) == 0o600
+    state = read_private_json(state_file)
+    for token in (None, "not-the-secret"):
+        intruder = JavaGateway(
+            gateway_parameters=GatewayParameters(port=state["port"], auth_token=token)
+        )
+        with pytest.raises(Exception):  # noqa: B017 - py4j raises Py4JError or its network kind
+            intruder.jvm.java.lang.System.getProperty("user.name")
+        intruder.close()
+    if os.getuid() == 0:  # another OS user can neither read the state nor reach the socket
+        child = os.fork()
+        if child == 0:
+            code = 0
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                for attempt in (state_file.read_text, (engine_folder / "control.sock").stat):
+                    try:
+                        attempt()
+                        code = 1
+                    except PermissionError:
+                        pass
+            finally:
+                os._exit(code)
+        assert os.waitpid(child, 0)[1] == 0
+    assert "secret" not in (engine_folder / "engine.log").read_text()
+    assert state["secret"] not in (engine_folder / "engine.log").read_text()
+
+
+def test_killed_between_commands_the_next_one_starts_a_new_engine(
+    engine_home: Path, tmp_path: Path
+) -> None:
+    home, folder = engine_home, project(tmp_path / "p")
+    assert dbt(folder, home, "run").returncode == 0
+    [first] = statuses(home)
+    os.kill(first["jvm_pid"], signal.SIGKILL)  # the JVM: its supervisor notices and exits
+    assert wait_until(lambda: not alive(first["pid"]))
+    done = dbt(folder, home, "run")
+    assert done.returncode == 0, output(done)
+    [second] = statuses(home)
+    os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
+    assert wait_until(lambda: not alive(second["jvm_pid"]))
+    done = dbt(folder, home, "run")
+    assert done.returncode == 0, output(done)
+    [third] = statuses(home)
+    assert len({first["jvm_pid"], second["jvm_pid"], third["jvm_pid"]}) == 3
+    assert "| 20 |" in doubled_ids(folder, home)
+
+
+def test_killed_during_a_command_it_fails_in_one_line_and_the_next_works(
+    engine_home: Path, tmp_path: Path
+) -> None:
+    home = engine_home
+    folder = project(tmp_path / "p", {**MODELS, "slow.sql": SLOW_MODEL})
+    assert dbt(folder, home, "run", "--exclude", "slow").returncode == 0
+    [engine] = statuses(home)
+    running = dbt_started(folder, home, "run", "-s", "slow")
+    assert wait_until(lambda: any(s["clients"] for s in statuses(home)), 120)
+    time.sleep(3)  # into the statement
+    os.kill(engine["jvm_pid"], signal.SIGKILL)
+    text, _ = running.communicate(timeout=120)
+    assert running.returncode == 1, text
+    [line] = [x for x in text.splitlines() if "The warm Spark engine" in x]
+    assert f"(JVM pid {engine['jvm_pid']}) stopped while this statement ran" in line
+    assert "Iceberg commit is atomic" in line
+    done = dbt(folder, home, "run", "--exclude", "slow")
+    assert done.returncode == 0, output(done)
+    assert "| 20 |" in doubled_ids(folder, home)
+
+
+def test_two_processes_at_once_share_one_engine(engine_home: Path, tmp_path: Path) -> None:
+    home = engine_home
+    folders = [project(tmp_path / name) for name in ("a", "b")]
+    assert dbt(folders[0], home, "run", "-s", "base").returncode == 0
+    [engine] = statuses(home)
+    both = [dbt_started(folder, home, "build") for folder in folders]
+    for process in both:
+        text, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, text
+    [after] = statuses(home)
+    assert after["jvm_pid"] == engine["jvm_pid"]
+    for folder in folders:
+        assert "| 20 |" in doubled_ids(folder, home)
+
+
+def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
+    engine_home: Path,
+    tmp_path: Path,
+) -> None:
+    home = engine_home
+    small = project(tmp_path / "small", memory="1g", keep="0.1")
+    large = project(tmp_path / "large", memory="2g", keep="0.1")
+    engines = {}
+    for folder in (small, large):
+        done = dbt(folder, home, "run", "-s", "base")
+        assert done.returncode == 0, output(done)
+        # The engine of this run, newest: the other may have idled away already.
+        engines[folder.name] = max(statuses(home), key=lambda e: -e["uptime_seconds"])
+    assert engines["small"]["folder"] != engines["large"]["folder"]
+    assert engines["small"]["heap_max_bytes"] <= 1024 * 1048576
+    assert engines["large"]["heap_max_bytes"] > 1024 * 1048576
+    assert all(e["keep_warm_minutes"] == 0.1 for e in engines.values())
+    # Six idle seconds later, both are gone: supervisor and JVM.
+    assert wait_until(lambda: statuses(home) == [], 60)
+    assert not any(alive(e["jvm_pid"]) or alive(e["pid"]) for e in engines.values())
+
+
+def test_cold_starts_no_engine(engine_home: Path, tmp_path: Path) -> None:
+    home, folder = engine_home, project(tmp_path / "p", keep="0")
+    done = dbt(folder, home, "run", "-s", "base")
+    assert done.returncode == 0, output(done)
+    assert statuses(home) == []
+    done = dbt(folder, home, "run", "-s", "base", LAKEHOUSE_ENGINE="cold")
+    assert done.returncode == 0 and statuses(home) == []

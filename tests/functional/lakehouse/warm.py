@@ -1,0 +1,96 @@
+"""Helpers for the warm-engine tests: dbt and `dbt-lakehouse` as separate processes (each command
+a fresh process, as a user runs them), on an engine home of the test's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def engine_home() -> Iterator[Path]:
+    """An engines' folder of the test's own, every engine in it stopped at the end. Short, since
+    a Unix socket's path is limited to about 100 bytes (pytest's tmp_path can be longer)."""
+    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, stop_engine
+
+    home = Path(tempfile.mkdtemp(prefix="lh-engines-"))
+    yield home
+    for folder in engine_folders(home):
+        stop_engine(folder)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def environment(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "LAKEHOUSE_ENGINE"}
+    env.update(LAKEHOUSE_ENGINE_HOME=str(home), DO_NOT_TRACK="1", **extra)
+    return env
+
+
+def dbt(
+    project: Path, home: Path, *args: str, timeout: int = 600, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "dbt"), *args, "--profiles-dir", str(project)],
+        cwd=str(project),
+        env=environment(home, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def dbt_started(project: Path, home: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(BIN / "dbt"), *args, "--profiles-dir", str(project)],
+        cwd=str(project),
+        env=environment(home, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def engine_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "dbt-lakehouse"), "engine", *args],
+        env=environment(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def statuses(home: Path) -> list[dict[str, Any]]:
+    done = engine_cli(home, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def write_project(folder: Path, models: dict[str, str], target: str) -> Path:
+    """A project whose profile is `target` (YAML of the output) under the name `warm`."""
+    (folder / "models").mkdir(parents=True, exist_ok=True)
+    (folder / "dbt_project.yml").write_text(
+        "name: warm\nversion: '1.0'\nconfig-version: 2\nprofile: warm\n"
+    )
+    for name, text in models.items():
+        (folder / "models" / name).write_text(text)
+    (folder / "profiles.yml").write_text(
+        "warm:\n  target: dev\n  outputs:\n    dev:\n"
+        + "".join(f"      {line}\n" for line in target.strip().splitlines())
+    )
+    return folder
+
+
+def output(done: Any) -> str:
+    return str(getattr(done, "stdout", "") or "") + str(getattr(done, "stderr", "") or "")
