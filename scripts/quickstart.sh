@@ -9,3 +9,5 @@ echo "==> dbt build (examples/jaffle_lakehouse, embedded lakehouse in ./lakehous
 start=$(date +%s)
 "../../$VENV/bin/dbt" build --profiles-dir .
 echo "==> dbt build finished in $(( $(date +%s) - start ))s"
+echo "==> a warm Spark engine stays up for 15 idle minutes, so the next dbt command here starts"
+echo "    fast (docs/warm-engine.md): \`$VENV/bin/dbt-lakehouse engine status\` shows it, \`... engine stop\` stops it"

@@ -33,6 +33,7 @@ from dbt.adapters.lakehouse.engine.masters import (
 )
 from dbt.adapters.lakehouse.engine.session_catalogs import (
     catalog_wait_seconds,
+    initialize_s3a_credentials,
     load_catalogs_with_secrets,
     open_embedded_catalog,
     set_system_properties,
@@ -179,9 +180,17 @@ class _Engine:
 
     def _apply_secrets(self, spark: SparkSession, spec: EngineSpec) -> None:
         """What the session needs beyond its conf; on failure the caller stops the session."""
-        hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
-        for key, value in spec.secret_hadoop_conf:
-            hadoop_conf.set(key, value)
+        if spec.secret_hadoop_conf:
+            # Sessions read Hadoop settings from the shared state's copy of the context's conf,
+            # made when the shared state is: on a warm engine, before this command came.
+            jsession = spark._jsparkSession  # type: ignore[attr-defined]
+            for hadoop_conf in (
+                spark.sparkContext._jsc.hadoopConfiguration(),  # type: ignore[union-attr]
+                jsession.sharedState().hadoopConf(),
+            ):
+                for key, value in spec.secret_hadoop_conf:
+                    hadoop_conf.set(key, value)
+            initialize_s3a_credentials(spark, spec)
         set_system_properties(spark, spec)
         load_catalogs_with_secrets(spark, spec)
 

@@ -61,6 +61,27 @@ def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
             system.clearProperty(prop)
 
 
+def initialize_s3a_credentials(spark: SparkSession, spec: EngineSpec) -> None:
+    """Open each s3a warehouse once, here, before any task does.
+
+    Hadoop caches one S3AFileSystem per bucket for the JVM, and its credentials provider
+    initializes on first use without a lock: with temporary keys, two tasks of one stage using it
+    first at once can see it half-initialized ("TemporaryAWSCredentialsProvider has no
+    credentials", a seed's write refused). Used once on this thread first, it is ready for them.
+    A failure here is left to the statement that meets it, which reports it with its table.
+    """
+    jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
+    hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    for key, value in spec.conf:
+        if key.startswith("spark.sql.catalog.") and key.endswith(".warehouse"):
+            if value.lower().startswith(("s3://", "s3a://")):
+                try:
+                    path = jvm.org.apache.hadoop.fs.Path(value)  # type: ignore[union-attr]
+                    path.getFileSystem(hadoop_conf).exists(path)
+                except Exception:
+                    pass
+
+
 def load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
     """Hand the catalogs their secrets and load them now.
 
