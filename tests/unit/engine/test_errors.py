@@ -444,3 +444,14 @@ def test_no_aws_credentials_points_at_the_depot_keys() -> None:
     text = explain_engine_error(NO_CREDENTIALS) or ""
     assert text.startswith("The AWS SDK found no credentials for Iceberg's Glue or S3 client")
     assert "secrets.aws_access_key" in text
+
+
+def test_a_row_level_operation_overtaken_by_another_commit_is_a_commit_conflict() -> None:
+    from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type
+
+    text = (
+        "java.lang.IllegalStateException: Runtime file filtering is not possible: the table has "
+        "been concurrently modified. Row-level operation scan snapshot ID: 1, current table "
+        "snapshot ID: 2."
+    )
+    assert engine_error_type(text) is CommitConflictError

@@ -1,10 +1,8 @@
 """Error diagnosis beside the engine: what the text of a Spark, Iceberg or Py4J error means.
 
-Owns the readable text of an engine error (engine_error_text), the error type it raises as
-(engine_error_type), a first line with the fix for errors a user can act on
-(explain_engine_error, CatalogContext), and the tag of the adapter's own data checks
-(check_failure_sql, failed_check_message). The types themselves are in exceptions.py.
-"""
+Owns an engine error's text (engine_error_text), the type it raises as (engine_error_type), a
+first line with the fix for errors a user can act on (explain_engine_error, CatalogContext), and
+the tag of the adapter's own data checks (check_failure_sql, failed_check_message)."""
 
 from __future__ import annotations
 
@@ -35,6 +33,8 @@ _COMMIT_CONFLICT = (
     "Requirement failed: branch main has changed",
     "Requirement failed: table metadata changed",
     "Commit failed: Requirement failed",
+    # A MERGE overtaken between its scan and its runtime filter: nothing written, so retried.
+    "Runtime file filtering is not possible: the table has been concurrently modified",
 )
 _ACCESS_DENIED = (
     "Status Code: 403",
