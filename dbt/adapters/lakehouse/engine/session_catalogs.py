@@ -72,9 +72,15 @@ def initialize_s3a_credentials(spark: SparkSession, spec: EngineSpec) -> None:
     """
     jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
     hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    keys = [k for k, _ in (*spec.conf, *spec.secret_catalog_conf)]
     for key, value in spec.conf:
         if key.startswith("spark.sql.catalog.") and key.endswith(".warehouse"):
-            if value.lower().startswith(("s3://", "s3a://")):
+            # Only warehouses the session's own Hadoop conf serves: a catalog with Hadoop settings
+            # of its own (its own keys) would be cached here with the wrong ones.
+            own = key[: -len("warehouse")] + "hadoop."
+            if value.lower().startswith(("s3://", "s3a://")) and not any(
+                k.startswith(own) for k in keys
+            ):
                 try:
                     path = jvm.org.apache.hadoop.fs.Path(value)  # type: ignore[union-attr]
                     path.getFileSystem(hadoop_conf).exists(path)
