@@ -125,7 +125,7 @@ def duckdb_dbt(work: Path, venv: Path | None) -> str:
 def engine_state(home: Path) -> tuple[int | None, float | None]:
     """The warm engine's JVM pid and its RSS in MB, when one engine runs in `home`."""
     from dbt.adapters.lakehouse.engine.warm import server
-    from dbt.adapters.lakehouse.engine.warm.client import (
+    from dbt.adapters.lakehouse.engine.warm.folder import (
         engine_folders,
         read_private_json,
         supervisor_alive,
@@ -148,7 +148,7 @@ def engine_state(home: Path) -> tuple[int | None, float | None]:
 
 
 def stop_engines(*homes: Path) -> int:
-    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
 
     return sum(stop_engine(folder) for home in homes for folder in engine_folders(home))
 

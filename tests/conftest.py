@@ -100,7 +100,7 @@ def lakehouse_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     os.environ["LAKEHOUSE_ENGINE_HOME"] = str(engines)
     yield root
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
-    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
 
     ENGINE.stop()
     for folder in engine_folders(engines):

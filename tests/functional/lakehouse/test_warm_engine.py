@@ -102,7 +102,7 @@ def test_engine_state_is_private_and_refuses_a_client_without_the_secret(
 ) -> None:
     from py4j.java_gateway import GatewayParameters, JavaGateway
 
-    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, read_private_json
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, read_private_json
 
     home, folder = engine_home, project(tmp_path / "p")
     assert dbt(folder, home, "run", "-s", "base").returncode == 0

@@ -22,7 +22,7 @@ BIN = Path(sys.executable).parent
 def engine_home() -> Iterator[Path]:
     """An engines' folder of the test's own, every engine in it stopped at the end. Short, since
     a Unix socket's path is limited to about 100 bytes (pytest's tmp_path can be longer)."""
-    from dbt.adapters.lakehouse.engine.warm.client import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
 
     home = Path(tempfile.mkdtemp(prefix="lh-engines-"))
     yield home

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.lakehouse.engine.warm.client import (
+from dbt.adapters.lakehouse.engine.warm.folder import (
     engine_folders,
     read_private_json,
     request,

@@ -19,6 +19,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from dbt.adapters.lakehouse.engine.launch import process_running
+
 # A dump is written after its Python process has exited (the JVM outlives it by seconds):
 # a file is only adopted once it has not changed for this long.
 SETTLE_SECONDS = 30.0
@@ -34,16 +36,6 @@ def runtime_key(java: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _finished_dumps(folder: Path, key: str) -> list[Path]:
     """Dumps whose writer is gone and whose file has settled, newest first."""
     finished = []
@@ -51,7 +43,12 @@ def _finished_dumps(folder: Path, key: str) -> list[Path]:
         pid = dump.suffixes[0].lstrip(".") if len(dump.suffixes) == 2 else ""
         try:
             settled = time.time() - dump.stat().st_mtime > SETTLE_SECONDS
-            if pid.isdigit() and not _alive(int(pid)) and settled and dump.stat().st_size > 0:
+            if (
+                pid.isdigit()
+                and not process_running(int(pid))
+                and settled
+                and dump.stat().st_size > 0
+            ):
                 finished.append(dump)
         except OSError:
             continue

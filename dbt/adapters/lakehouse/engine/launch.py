@@ -45,3 +45,25 @@ def launch_settings(conf: Any) -> tuple[tuple[str, str], ...]:
     """The launch-only part of a spec's conf: when it differs, the JVM must be relaunched."""
     given = dict(conf)
     return tuple((key, given[key]) for key in LAUNCH_ONLY_KEYS if key in given)
+
+
+def process_running(pid: int) -> bool:
+    """Whether process `pid` runs: a killed child not yet reaped (a zombie) runs nothing."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return " (zombie)" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # no /proc (macOS): kill(0) said enough
+        return True
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a process's output, for a message saying why it did not start."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no output captured)"

@@ -14,7 +14,6 @@ import atexit
 import os
 import threading
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -23,7 +22,12 @@ from dbt.adapters.lakehouse.engine import class_archive as classarchive
 from dbt.adapters.lakehouse.engine.connect import start_connect_session
 from dbt.adapters.lakehouse.engine.embedded_catalog import CatalogLease
 from dbt.adapters.lakehouse.engine.jars import cache_dir
-from dbt.adapters.lakehouse.engine.launch import java_executable, launch_settings, spark_log_path
+from dbt.adapters.lakehouse.engine.launch import (
+    java_executable,
+    launch_settings,
+    log_tail,
+    spark_log_path,
+)
 from dbt.adapters.lakehouse.engine.masters import (
     await_executors,
     check_master_reachable,
@@ -232,7 +236,7 @@ class _Engine:
             except Exception as exc:
                 raise EngineSetupError(
                     f"The Spark JVM did not start: {exc}. Its output is in {log_path}:\n"
-                    + _tail(log_path)
+                    + log_tail(log_path)
                 ) from exc
         try:
             self._create_context(SparkContext, conf, spec)
@@ -342,13 +346,6 @@ def _catalog_names(spec: EngineSpec) -> tuple[str, ...]:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no output captured)"
 
 
 ENGINE = _Engine()

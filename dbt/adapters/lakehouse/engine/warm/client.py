@@ -10,27 +10,32 @@ log, docs stats) works as on a driver started here.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine.launch import log_tail, process_running
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm import server
+from dbt.adapters.lakehouse.engine.warm.folder import (
+    home_salt,
+    private_dir,
+    read_private_json,
+    start_lock,
+    stop_engine,
+    supervisor_alive,
+)
 from dbt.adapters.lakehouse.engine.warm.identity import (
     engine_conf,
     engine_key,
@@ -44,8 +49,6 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("Lakehouse")
 
-START_LOCK = "start.lock"
-SALT_FILE = "salt"
 START_TIMEOUT_SECONDS = 300.0
 PING_TIMEOUT_SECONDS = 20.0
 # A Unix socket's path is limited to 108 bytes on Linux (104 on macOS).
@@ -54,109 +57,6 @@ MAX_SOCKET_PATH = 100
 
 class EngineGone(Exception):
     """The engine stopped between finding it and attaching; start another."""
-
-
-def private_dir(path: Path) -> Path:
-    """`path` as a folder only this user can enter, refusing one another user owns."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.stat()
-    if info.st_uid != os.getuid():
-        raise EngineSetupError(
-            f"The warm engine's folder {path} belongs to another user (uid {info.st_uid}). "
-            "Fix: set LAKEHOUSE_ENGINE_HOME to a folder of your own."
-        )
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        path.chmod(0o700)
-    return path
-
-
-def read_private_json(path: Path) -> dict[str, Any]:
-    """A state file, only if this user owns it and nobody else may read it."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return {}
-    with os.fdopen(fd) as handle:
-        info = os.fstat(handle.fileno())
-        if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
-            return {}
-        try:
-            data = json.load(handle)
-        except ValueError:
-            return {}
-    return data if isinstance(data, dict) else {}
-
-
-def home_salt(home: Path) -> bytes:
-    path = home / SALT_FILE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_bytes()
-    with os.fdopen(fd, "wb") as handle:
-        salt = secrets.token_bytes(32)
-        handle.write(salt)
-    return salt
-
-
-def supervisor_alive(folder: Path) -> bool:
-    fd = os.open(folder / server.LIVE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-@contextmanager
-def _start_lock(folder: Path) -> Iterator[None]:
-    fd = os.open(folder / START_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # held by a starter for as long as a JVM takes to start
-        yield
-    finally:
-        os.close(fd)
-
-
-def request(folder: Path, message: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-    """One request on the control socket and its answer (`status`, `stop`)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as control:
-        control.settimeout(timeout)
-        control.connect(str(folder / server.CONTROL_SOCKET))
-        control.sendall((json.dumps(message) + "\n").encode())
-        answer = control.makefile("r").readline()
-    return json.loads(answer) if answer else {}
-
-
-def engine_folders(home: Path | None = None) -> list[Path]:
-    home = engines_home() if home is None else home
-    if not home.is_dir():
-        return []
-    return sorted(p for p in home.iterdir() if p.is_dir())
-
-
-def stop_engine(folder: Path, wait: float = 30.0) -> bool:
-    """Ask the engine in `folder` to stop and wait until it has; True when one was running."""
-    if not supervisor_alive(folder):
-        return False
-    try:
-        request(folder, {"op": "stop"})
-    except (OSError, ValueError):
-        pass
-    deadline = time.monotonic() + wait
-    while supervisor_alive(folder) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if supervisor_alive(folder):
-        state = read_private_json(folder / server.STATE_FILE)
-        for pid in (state.get("jvm_pid"), state.get("pid")):
-            if isinstance(pid, int):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-    return True
 
 
 @dataclass
@@ -242,7 +142,7 @@ def _attach_control(
     hello: dict[str, Any],
     extra_java_options: tuple[str, ...],
 ) -> tuple[socket.socket, dict[str, Any]]:
-    with _start_lock(folder):
+    with start_lock(folder):
         for _ in range(2):
             if supervisor_alive(folder):
                 try:
@@ -324,7 +224,7 @@ def _start(
             reason = state.get("reason") or f"it exited with code {process.poll()}"
             raise EngineSetupError(
                 f"The warm Spark engine did not start: {reason}. Its output is in "
-                f"{folder / server.LOG_FILE}:\n{_tail(folder / server.LOG_FILE)}"
+                f"{folder / server.LOG_FILE}:\n{log_tail(folder / server.LOG_FILE)}"
             )
         time.sleep(0.05)
     stop_engine(folder)
@@ -454,7 +354,7 @@ def lost_engine_message(attachment: Attachment | None, exc: BaseException, text:
     )
     if attachment is None or not connection_lost:
         return None
-    jvm_running = attachment.jvm_pid is not None and _running(attachment.jvm_pid)
+    jvm_running = attachment.jvm_pid is not None and process_running(attachment.jvm_pid)
     what = (
         "closed its connection (the engine itself still runs)"
         if jvm_running and attachment.alive()
@@ -467,23 +367,3 @@ def lost_engine_message(attachment: Attachment | None, exc: BaseException, text:
         "none of it, and what earlier nodes committed stands. The next dbt command starts a new "
         f"engine; the engine's output is in {attachment.log_path}."
     )
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child not yet reaped is a zombie: it runs nothing
-        return " (zombie)" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no output captured)"
