@@ -15,6 +15,9 @@ from dbt.tests.adapter.constraints.test_constraints import (
     BaseViewConstraintsColumnsEqual,
 )
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 _SCHEMA_YML = fixtures.model_schema_yml.replace("data_type: text", "data_type: string")
 
 

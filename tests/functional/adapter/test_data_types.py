@@ -15,6 +15,9 @@ from dbt.tests.adapter.utils.data_types.test_type_numeric import BaseTypeNumeric
 from dbt.tests.adapter.utils.data_types.test_type_string import BaseTypeString
 from dbt.tests.adapter.utils.data_types.test_type_timestamp import BaseTypeTimestamp
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestTypeBigInt(BaseTypeBigInt):
     pass

@@ -11,6 +11,9 @@ from dbt.tests.adapter.dbt_show.test_dbt_show import (
 from dbt.tests.util import run_dbt
 from dbt_common.exceptions import DbtRuntimeError
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestShowLimit(BaseShowLimit):
     pass

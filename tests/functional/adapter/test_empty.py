@@ -11,6 +11,9 @@ from dbt.tests.adapter.empty.test_empty import (
     MetadataWithEmptyFlag,
 )
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 _SEED_HAS_EMPTY = any(param.name == "empty" for param in cli.commands["seed"].params)
 
 

@@ -11,6 +11,9 @@ from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
 )
 from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestIncrementalPredicatesDeleteInsert(BaseIncrementalPredicates):
     pass

@@ -44,6 +44,9 @@ from dbt.tests.adapter.simple_snapshot.test_various_configs import (
 )
 from dbt.tests.util import check_relations_equal, run_dbt, run_sql_with_adapter
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 _CAST = re.compile(r"\b(\w+)::(\w+)")
 _TIMESTAMP_STRING = re.compile(r"(?<![\w'])'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)'")
 _ADD_WITH_DEFAULT = re.compile(

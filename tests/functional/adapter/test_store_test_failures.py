@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from dbt.tests.adapter.store_test_failures_tests import basic
 from dbt.tests.adapter.store_test_failures_tests.test_store_test_failures import (
     BaseStoreTestFailures,
     BaseStoreTestFailuresLimit,
 )
+
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
 
 
 class TestStoreTestFailures(BaseStoreTestFailures):

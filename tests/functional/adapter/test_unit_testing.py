@@ -18,6 +18,9 @@ from dbt.tests.adapter.unit_testing.test_types import (
     BaseUnitTestingVarcharFixtureNoTruncation,
 )
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestUnitTestingTypes(BaseUnitTestingTypes):
     @pytest.fixture

@@ -48,6 +48,9 @@ from dbt.tests.adapter.utils.test_string_literal import BaseStringLiteral
 from dbt.tests.adapter.utils.test_timestamps import BaseCurrentTimestamps
 from dbt.tests.adapter.utils.test_validate_sql import BaseValidateSqlMethod
 
+# SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestAnyValue(BaseAnyValue):
     pass

@@ -22,10 +22,13 @@ import enum
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import agate
-import pyarrow as pa
 from dbt_common.clients.agate_helper import build_type_tester
+
+if TYPE_CHECKING:  # pyarrow (with numpy) costs ~0.3 s to import: only a seed's load needs it
+    import pyarrow as pa
 
 # The types in dbt's preference order; a column gets the first one that casts all its values.
 TYPE_ORDER: tuple[agate.data_types.DataType, ...] = tuple(build_type_tester(())._possible_types)
@@ -198,6 +201,7 @@ def column_shapes(values: pa.Array, max_other: int) -> tuple[set[Shape], list[st
     a few passes; once a TEXT value is seen the column can only be text, and the rest is only
     searched for NULLs (agate's Text takes any value).
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     remaining = pc.fill_null(values, "")  # NULL and '' are both NULL to agate

@@ -332,7 +332,9 @@ def _forget_context(spark: Any, gateway: Any) -> None:
     context: Any = getattr(spark, "_sc", None) or SparkContext._active_spark_context
     accumulators = getattr(context, "_accumulatorServer", None)
     if accumulators is not None:
-        accumulators.shutdown()
+        # Its shutdown waits out the server's 0.5 s poll; nothing waits on it at a command's
+        # end, so the wait runs in a daemon thread rather than on the way out.
+        threading.Thread(target=accumulators.shutdown, daemon=True).start()
         context._accumulatorServer = None
     if gateway is not None:
         try:
