@@ -156,8 +156,10 @@ class LakehouseAdapter(SparkAdapter):
         return maintenance.maintain_after_run(self, relation, config, model_name, write_order_by)
 
     @available
-    def maintain_tables(self, tables: list[dict[str, Any]], operations: Any, dry_run: Any) -> str:
-        return maintenance.maintain_tables(self, tables, operations, dry_run)
+    def maintain_tables(
+        self, tables: list[dict[str, Any]], operations: Any, dry_run: Any, overrides: Any = None
+    ) -> str:
+        return maintenance.maintain_tables(self, tables, operations, dry_run, overrides)
 
     # ---- one write, two formats (delta_mirror/adapter.py) ----------------------------------------
 

@@ -230,6 +230,14 @@ class TestMaintenance:
         branch_head = refs(project, "events")[AUDIT_BRANCH]
         before = snapshot_ids(project, "events")
         files_before = reachable(project, "events")
+        # The call's own options, laid over the model's retain_last 1: nothing expires.
+        args = {"select": ["events"], "operations": ["snapshot_expiry"]}
+        maintain({**args, "snapshot_expiry": {"retain_last": 1000}})
+        assert snapshot_ids(project, "events") == before
+        # Options for an operation the call does not run are refused, nothing changed.
+        out = maintain({**args, "compaction": {"target_file_size_mb": 1}}, expect_pass=False)
+        assert "compaction options were given, but compaction is not among the operations" in out
+        assert snapshot_ids(project, "events") == before
         time.sleep(0.05)
 
         out = maintain({"select": ["events"], "operations": ["snapshot_expiry"]})

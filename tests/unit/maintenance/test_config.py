@@ -11,7 +11,9 @@ from dbt.adapters.lakehouse.maintenance.config import (
     MaintenanceConfigError,
     parse_config,
     parse_operations,
+    parse_overrides,
     sort_order,
+    with_overrides,
 )
 
 
@@ -126,3 +128,39 @@ def test_scope_is_table_or_run():
     assert "compaction.scope must be one of table, run, got 'partition'" in raised.value.msg
     with pytest.raises(MaintenanceConfigError, match="accepted: target_file_size_mb, "):
         parse_config({"compaction": {"scopes": "run"}}, "x")
+
+
+def test_a_calls_options_lay_over_each_tables_own_config():
+    overrides = parse_overrides(
+        {"snapshot_expiry": {"retain_last": 2}, "compaction": None},
+        parse_operations(["snapshot_expiry"]),
+    )
+    assert overrides == {"snapshot_expiry": {"retain_last": 2}}
+    own = {"after_run": ["snapshot_expiry"], "snapshot_expiry": {"retain_days": 3}}
+    plan = parse_config(with_overrides(own, overrides), "x")
+    assert plan.options["snapshot_expiry"] == {"retain_days": 3, "retain_last": 2}
+    assert own["snapshot_expiry"] == {"retain_days": 3}  # the model's config is not changed
+    assert parse_config(with_overrides(None, overrides), "x").options["snapshot_expiry"] == {
+        "retain_days": 7,
+        "retain_last": 2,
+    }
+    assert with_overrides("not a mapping", overrides) == "not a mapping"
+
+
+def test_a_calls_options_are_checked_as_a_config_and_must_name_an_operation_it_runs():
+    with pytest.raises(MaintenanceConfigError) as raised:
+        parse_overrides(
+            {
+                "snapshot_expiry": {"retain_last": 0, "keep": 1},
+                "compaction": {"target_file_size_mb": 64},
+            },
+            ("snapshot_expiry",),
+        )
+    message = raised.value.msg
+    assert message.startswith("lakehouse_maintain: ") and "Nothing was changed" in message
+    assert "snapshot_expiry has unknown option(s) 'keep'" in message
+    assert "snapshot_expiry.retain_last is 0" in message
+    assert "compaction options were given, but compaction is not among the operations" in message
+    assert parse_overrides({"compaction": {"strategy": "sort"}}, ORDER) == {
+        "compaction": {"strategy": "sort"}
+    }

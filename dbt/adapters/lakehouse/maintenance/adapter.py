@@ -22,7 +22,9 @@ from dbt.adapters.lakehouse.maintenance.config import (
     MaintenanceError,
     parse_config,
     parse_operations,
+    parse_overrides,
     sort_order,
+    with_overrides,
 )
 from dbt.adapters.lakehouse.maintenance.report import failure_summary
 from dbt.adapters.lakehouse.maintenance.run import hadoop_file_sizes, maintain, select_targets
@@ -96,12 +98,18 @@ def maintain_after_run(
 
 
 def maintain_tables(
-    adapter: LakehouseAdapter, tables: list[dict[str, Any]], operations: Any, dry_run: Any
+    adapter: LakehouseAdapter,
+    tables: list[dict[str, Any]],
+    operations: Any,
+    dry_run: Any,
+    overrides: Any = None,
 ) -> str:
     """`lakehouse_maintain`: the operations on each table (each a dict of `relation`,
     `config` (its maintenance config) and `write_order_by`), one line per table and
-    operation; a failure does not stop the others, and raises at the end."""
+    operation; a failure does not stop the others, and raises at the end. `overrides`: the
+    call's options per operation, laid over each table's own."""
     names = parse_operations(operations)
+    options = parse_overrides(overrides or {}, names)
     if not isinstance(dry_run, bool):
         raise MaintenanceConfigError(
             f"lakehouse_maintain: dry_run must be true or false, got {dry_run!r}. Nothing "
@@ -110,7 +118,9 @@ def maintain_tables(
     targets, failed = select_targets(
         tables,
         lambda t: str(TableName.of(t["relation"])),
-        lambda t: maintenance_target(t["relation"], t.get("config"), t.get("write_order_by")),
+        lambda t: maintenance_target(
+            t["relation"], with_overrides(t.get("config"), options), t.get("write_order_by")
+        ),
         logger.info,
     )
     if targets:

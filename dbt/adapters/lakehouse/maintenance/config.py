@@ -205,6 +205,40 @@ def parse_operations(operations: Any) -> tuple[str, ...]:
     return expand(names)
 
 
+def parse_overrides(overrides: Mapping[str, Any], operations: tuple[str, ...]) -> dict[str, Any]:
+    """`lakehouse_maintain`'s per-operation options (`snapshot_expiry: {retain_last: 2}` beside
+    `operations`), checked as a model's config is. Each must name an operation this call runs:
+    options for one it skips would be dropped without a word."""
+    problems: list[str] = []
+    given = {op: value for op, value in overrides.items() if value is not None}
+    for op, value in given.items():
+        if op not in operations:
+            problems.append(
+                f"{op} options were given, but {op} is not among the operations this call "
+                f"runs ({_accepted(operations)})"
+            )
+        else:
+            _check_options(op, value, problems)
+    if problems:
+        raise MaintenanceConfigError(
+            "lakehouse_maintain: " + "; ".join(problems) + ". Nothing was changed. Example: "
+            "--args '{operations: [snapshot_expiry], snapshot_expiry: {retain_last: 2}}'"
+        )
+    return {op: dict(value) for op, value in given.items()}
+
+
+def with_overrides(config: Any, overrides: Mapping[str, Any]) -> Any:
+    """A table's `maintenance` config with the call's options laid over its own, operation by
+    operation (a config that is not a mapping is returned as is: parse_config names it)."""
+    if not overrides or not (config is None or isinstance(config, Mapping)):
+        return config
+    merged = dict(config or {})
+    for op, options in overrides.items():
+        own = merged.get(op)
+        merged[op] = {**(own if isinstance(own, Mapping) else {}), **options}
+    return merged
+
+
 def sort_order(strategy: str, write_order_by: Any, owner: str) -> str | None:
     """The `sort_order` argument of rewrite_data_files, from the model's `write_order_by`."""
     if strategy == "binpack":

@@ -18,11 +18,15 @@
   {%- endif -%}
 {% endmacro %}
 
-{% macro lakehouse_maintain(select=none, operations=none, dry_run=false) %}
+{% macro lakehouse_maintain(select=none, operations=none, dry_run=false, compaction=none,
+                            snapshot_expiry=none, orphan_cleanup=none, metadata_cleanup=none,
+                            delta_checkpoint=none) %}
   {#- dbt run-operation lakehouse_maintain --args '{select: [orders, "tag:nightly"], operations: [compaction, snapshot_expiry], dry_run: false}'
       The project's tables (models other than views and ephemerals, seeds, snapshots), by
       name or `tag:<tag>` (absent: all of them); each keeps the options of its own
-      `maintenance` config. One line per table and operation; failures are summed up at the end. -#}
+      `maintenance` config, over which an operation's options given here are laid for this
+      call (`snapshot_expiry: {retain_last: 2}`). One line per table and operation; failures
+      are summed up at the end. -#}
   {%- if not execute -%}{{ return('') }}{%- endif -%}
   {%- set nodes = lakehouse_selected_nodes(lakehouse_table_nodes(), select, 'lakehouse_maintain', 'table') -%}
   {%- set tables = [] -%}
@@ -35,5 +39,8 @@
                             'write_order_by': node.config.get('write_order_by')}) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do adapter.maintain_tables(tables, operations, dry_run) -%}
+  {%- do adapter.maintain_tables(tables, operations, dry_run, {
+        'compaction': compaction, 'snapshot_expiry': snapshot_expiry,
+        'orphan_cleanup': orphan_cleanup, 'metadata_cleanup': metadata_cleanup,
+        'delta_checkpoint': delta_checkpoint}) -%}
 {% endmacro %}
