@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbt.adapters.base import AdapterConfig, available
+from dbt.adapters.base import available
 from dbt.adapters.base.impl import FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
@@ -36,10 +36,7 @@ from dbt.adapters.lakehouse.delta_mirror import adapter as delta_mirror
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.diagnosis import check_failure_sql
 from dbt.adapters.lakehouse.engine.sql_origin import config_sql
-from dbt.adapters.lakehouse.exceptions import (
-    NamespaceMissingError,
-    RelationMissingError,
-)
+from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import catalog, freshness
 from dbt.adapters.lakehouse.iceberg.describe import RelationDescription, read_description
 from dbt.adapters.lakehouse.iceberg.listing import list_relations
@@ -47,6 +44,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
 from dbt.adapters.lakehouse.models import adapter as models
+from dbt.adapters.lakehouse.models import grants
 from dbt.adapters.lakehouse.models.incremental import iceberg_type, plan_type_change_rows
 from dbt.adapters.lakehouse.models.partitioning import partition_clause
 from dbt.adapters.lakehouse.models.python_models import run_as_view
@@ -128,8 +126,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def note_config_sql(self, config: dict[str, Any]) -> None:
-        """The SQL the running node's configs contribute, so an engine error on a column written
-        there names the config (engine/sql_origin.py)."""
+        """The SQL the node's configs contribute: an engine error there names the config."""
         self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
 
     @available
@@ -357,6 +354,10 @@ class LakehouseAdapter(SparkAdapter):
         return split_table_name(name)
 
     @available
+    def report_grants(self, relation: BaseRelation, grant_config: Any, invocation_id: str) -> str:
+        return grants.report(self._resolved().spec.catalogs, relation, grant_config, invocation_id)
+
+    @available
     def load_seed_file(self, model: dict[str, Any], view_name: str) -> SeedLoad | None:
         """Register a seed's rows as a temporary view straight from its CSV file, or None when
         only dbt's agate table reads the file as dbt defines (then `load_seed_rows`)."""
@@ -396,6 +397,3 @@ class LakehouseAdapter(SparkAdapter):
     def debug_query(self) -> None:
         """`dbt debug`: every depot's storage and catalog checks first, then Spark itself."""
         debug.debug_query(self)
-
-
-__all__ = ["LakehouseAdapter", "LakehouseConfig", "AdapterConfig"]

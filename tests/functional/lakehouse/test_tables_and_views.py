@@ -245,3 +245,43 @@ class TestTablePropertiesAndWriteOrder:
         )
         names = {f["id"]: f["name"] for f in schema["fields"]}
         assert [names[f["source-id"]] for f in order["fields"]] == ["region", "id"]
+
+
+GRANTED_TABLE_SQL = (
+    "{{ config(materialized='table', grants={'select': ['analyst', 'bi']}) }}\nselect 1 as id"
+)
+GRANTED_INCREMENTAL_SQL = (
+    "{{ config(materialized='incremental', unique_key='id', grants={'select': ['analyst']}) }}\n"
+    "select id + 1 as id from {{ ref('granted_table') }}"
+)
+GRANTED_VIEW_SQL = (
+    "{{ config(materialized='view', grants={'select': ['analyst']}) }}\n"
+    "select * from {{ ref('granted_incremental') }}"
+)
+
+
+class TestGrantsAreReportedNotApplied:
+    """No Iceberg catalog takes grants through open-source Spark: each run builds the models
+    and warns once for the catalog, naming it, its kind and where access is managed."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "granted_table.sql": GRANTED_TABLE_SQL,
+            "granted_incremental.sql": GRANTED_INCREMENTAL_SQL,
+            "granted_view.sql": GRANTED_VIEW_SQL,
+        }
+
+    def test_first_run_rerun_and_full_refresh(self, project, dbt_profile_target):
+        kind = "jdbc" if dbt_profile_target.get("depot") is None else "rest"
+        for args in ([], [], ["--full-refresh"]):
+            results, out = run_dbt_and_capture(["run", *args])
+            assert [r.status for r in results] == ["success"] * 3
+            warnings = [line for line in out.splitlines() if "were not applied" in line]
+            assert len(warnings) == 1, out
+            assert f"catalog `{project.database}` ({kind}, depot " in warnings[0]
+            assert "takes no grants through Spark" in warnings[0] and "Manage access" in warnings[0]
+            assert project.run_sql(
+                f"select * from {project.database}.{project.test_schema}.granted_view",
+                fetch="all",
+            ) == [(2,)]
