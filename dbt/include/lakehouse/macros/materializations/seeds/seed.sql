@@ -14,7 +14,8 @@
   {%- set exists_as_view = (old_relation is not none and old_relation.is_view) -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set view_name = target_relation.schema ~ '__' ~ target_relation.identifier ~ '__dbt_seed' -%}
+  {#- A temporary view takes one plain name: a seed file named `a.b.csv` must not split it. -#}
+  {%- set view_name = modules.re.sub('[^0-9A-Za-z_]', '_', target_relation.schema ~ '__' ~ target_relation.identifier ~ '__dbt_seed') -%}
 
   {% if exists_as_view %}
     {{ exceptions.raise_compiler_error("Cannot seed to '{}', it is a view".format(old_relation.render())) }}
