@@ -207,8 +207,10 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     for folder in (small, large):
         done = dbt(folder, home, "run", "-s", "base")
         assert done.returncode == 0, output(done)
-        # The engine of this run, newest: the other may have idled away already.
-        engines[folder.name] = max(statuses(home), key=lambda e: -e["uptime_seconds"])
+        # The engine of this run, the newest running one: the other may be idling away
+        # already (then it reports "stopping", without uptime).
+        running = [e for e in statuses(home) if "uptime_seconds" in e]
+        engines[folder.name] = min(running, key=lambda e: e["uptime_seconds"])
     assert engines["small"]["folder"] != engines["large"]["folder"]
     assert engines["small"]["heap_max_bytes"] <= 1024 * 1048576
     assert engines["large"]["heap_max_bytes"] > 1024 * 1048576

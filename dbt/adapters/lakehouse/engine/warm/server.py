@@ -243,11 +243,23 @@ class Supervisor:
     # --- stop -------------------------------------------------------------------------------
 
     def shutdown(self, failed: bool) -> None:
-        # A failed start's state stays: the waiting command reads its reason there.
-        for name in (CONTROL_SOCKET,) if failed else (STATE_FILE, CONTROL_SOCKET):
-            (self.folder / name).unlink(missing_ok=True)
+        # A failed start's state stays: the waiting command reads its reason there. Otherwise
+        # it says "stopping" (with the pids stop_engine may need) until the JVM is gone, so
+        # `engine status` does not take a stopping engine for a starting one.
+        (self.folder / CONTROL_SOCKET).unlink(missing_ok=True)
+        if not failed:
+            jvm_pid = self.gateway.proc.pid if self.gateway is not None else None
+            stopping = {"state": "stopping", "pid": os.getpid(), "jvm_pid": jvm_pid}
+            write_private(self.folder / STATE_FILE, stopping)
         for connection in list(self.clients):
             connection.close()
+        try:
+            self._stop_jvm()
+        finally:
+            if not failed:
+                (self.folder / STATE_FILE).unlink(missing_ok=True)
+
+    def _stop_jvm(self) -> None:
         if self.gateway is None:
             return
         process = self.gateway.proc
