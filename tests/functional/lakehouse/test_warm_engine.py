@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.lakehouse.engine.launch import process_running
 from functional.lakehouse.warm import (
     dbt,
     dbt_started,
@@ -56,21 +57,6 @@ def doubled_ids(folder: Path, home: Path) -> str:
     return output(done)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in _proc_state(pid)
-
-
-def _proc_state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0].lower()
-    except (OSError, IndexError):
-        return "zombie"
-
-
 def wait_until(condition, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -97,7 +83,7 @@ def test_commands_share_one_engine_its_state_is_private_status_and_stop(
     text = engine_cli(home, "status").stdout
     assert f"JVM {engine['jvm_pid']}" in text and "heap" in text and "local[2]" in text
     assert engine_cli(home, "stop").returncode == 0
-    assert statuses(home) == [] and not alive(engine["jvm_pid"])
+    assert statuses(home) == [] and not process_running(engine["jvm_pid"])
 
 
 def assert_private_and_refuses_strangers(home: Path) -> None:
@@ -147,12 +133,12 @@ def test_killed_between_commands_the_next_one_starts_a_new_engine(
     assert dbt(folder, home, "run").returncode == 0
     [first] = statuses(home)
     os.kill(first["jvm_pid"], signal.SIGKILL)  # the JVM: its supervisor notices and exits
-    assert wait_until(lambda: not alive(first["pid"]))
+    assert wait_until(lambda: not process_running(first["pid"]))
     done = dbt(folder, home, "run")
     assert done.returncode == 0, output(done)
     [second] = statuses(home)
     os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
-    assert wait_until(lambda: not alive(second["jvm_pid"]))
+    assert wait_until(lambda: not process_running(second["jvm_pid"]))
     done = dbt(folder, home, "run")
     assert done.returncode == 0, output(done)
     [third] = statuses(home)
@@ -217,7 +203,8 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     assert all(e["keep_warm_minutes"] == 0.1 for e in engines.values())
     # Six idle seconds later, both are gone: supervisor and JVM.
     assert wait_until(lambda: statuses(home) == [], 60)
-    assert not any(alive(e["jvm_pid"]) or alive(e["pid"]) for e in engines.values())
+    pids = [pid for e in engines.values() for pid in (e["jvm_pid"], e["pid"])]
+    assert not any(process_running(pid) for pid in pids)
 
 
 def test_cold_starts_no_engine(engine_home: Path, tmp_path: Path) -> None:
