@@ -44,7 +44,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
 from dbt.adapters.lakehouse.models import adapter as models
-from dbt.adapters.lakehouse.models import grants
+from dbt.adapters.lakehouse.models import clone, grants
 from dbt.adapters.lakehouse.models.incremental import iceberg_type, plan_type_change_rows
 from dbt.adapters.lakehouse.models.partitioning import partition_clause
 from dbt.adapters.lakehouse.models.python_models import run_as_view
@@ -121,12 +121,10 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def check_failure_sql(self, message_sql: str) -> str:
-        """SQL failing its statement with `message_sql`, reported as that message alone."""
         return check_failure_sql(message_sql)
 
     @available
     def note_config_sql(self, config: dict[str, Any]) -> None:
-        """The SQL the node's configs contribute: an engine error there names the config."""
         self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
 
     @available
@@ -182,7 +180,6 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def mirror_delta(self, relation: BaseRelation, model_name: str) -> str:
-        """After a node's commits: the Delta log follows `main`."""
         return delta_mirror.mirror_delta(self, relation, model_name)
 
     @available
@@ -221,7 +218,6 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def discard_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
-        """`lakehouse_discard`: drop the branch (and its rows) from every given table."""
         return audit.discard_audit_branch(self, branch, relations)
 
     def cleanup_connections(self) -> None:
@@ -267,7 +263,6 @@ class LakehouseAdapter(SparkAdapter):
     def write_response(
         self, relation: BaseRelation, message: str, code: str, rows_affected: int | None
     ) -> LakehouseAdapterResponse:
-        """The response of a write reported without `statement('main')` (seeds)."""
         return self.connections.write_response(  # type: ignore[attr-defined, no-any-return]
             relation.render(), message, code, rows_affected
         )
@@ -313,7 +308,6 @@ class LakehouseAdapter(SparkAdapter):
     def time_travel_relation(
         self, relation: Any, as_of: dict[str, Any], execute: bool
     ) -> LakehouseRelation:
-        """`relation` read as of a point of its history (`lakehouse.as_of`)."""
         return time_travel.time_travel_relation(self, relation, as_of, execute)
 
     def check_time_travel(self, relation: LakehouseRelation, as_of: AsOf) -> None:
@@ -354,6 +348,14 @@ class LakehouseAdapter(SparkAdapter):
         return split_table_name(name)
 
     @available
+    def clone_mode(self, relation: BaseRelation, source: BaseRelation) -> dict[str, str]:
+        return clone.plan_clone(self._resolved(), relation, source)
+
+    @available
+    def clone_sql(self, relation: Any, source: Any, rows: Any, location: str) -> list[str]:
+        return clone.zero_copy_sql(relation, source, rows, location)
+
+    @available
     def report_grants(self, relation: BaseRelation, grant_config: Any, invocation_id: str) -> str:
         return grants.report(self._resolved().spec.catalogs, relation, grant_config, invocation_id)
 
@@ -385,7 +387,6 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def materialize_temp_view(self, view_name: str) -> str:
-        """Compute a temporary view's rows once (the connection handle's compute_view)."""
         with self._spark_session(f"materialize temporary view {view_name}"):
             self.connections.get_thread_connection().handle.compute_view(view_name)
         return ""

@@ -28,6 +28,7 @@ from dbt.tests.util import run_dbt_and_capture
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from functional.infra.catalogs import PostgresServer, glue_client, postgres_bin_dir
 from functional.infra.depots import inline_depot
+from functional.lakehouse.clones import clone_rows, clone_tables, clone_target, drop_clone_schema
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, snapshot_count
 
@@ -117,6 +118,17 @@ class _CatalogProject:
     adds (views, the catalog's own records)."""
 
     views: bool = False
+    clone_mode: str = "zero-copy"  # what `dbt clone` makes of a table in this catalog
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(
+        self, dbt_profile_target: dict[str, Any], unique_schema: str
+    ) -> dict[str, Any]:
+        outputs = {
+            "default": {**dbt_profile_target, "schema": unique_schema},
+            "clone": clone_target(dbt_profile_target, unique_schema),
+        }
+        return {"test": {"outputs": outputs, "target": "default"}}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
@@ -174,6 +186,13 @@ class _CatalogProject:
         expect(self.snapshot_rows(project), changed)  # a snapshot ignores --full-refresh
         if self.views:
             expect(view_rows(project, "upper_view"), [(2, "B"), (3, "C")])
+
+        # dbt clone of the tables into a second schema, in this catalog's mode.
+        messages = clone_tables(project, ["plain", "merged"])
+        assert messages == {n: f"CLONE {self.clone_mode}" for n in ("plain", "merged")}
+        expect(clone_rows(project, "merged"), [(2, "B"), (3, "c")])
+        expect(clone_rows(project, "plain"), [(1, "x"), (2, "y")])
+        drop_clone_schema(project)
         return outputs
 
 
@@ -181,6 +200,8 @@ class _CatalogProject:
 
 
 class TestHadoopCatalogOnS3(_CatalogProject):
+    clone_mode = "copy"  # a hadoop catalog cannot register a table on existing metadata
+
     @pytest.fixture(scope="class")
     def dbt_profile_target(self, s3_server: Any) -> dict[str, Any]:
         return _target(_s3_depot(s3_server, {"type": "hadoop"}, "hadoop-wh"))

@@ -20,6 +20,7 @@ from dbt_common.exceptions import DbtDatabaseError
 
 from functional.infra.depots import inline_depot
 from functional.infra.nessie import NessieServer
+from functional.lakehouse.clones import clone_rows, clone_tables, clone_target, drop_clone_schema
 from functional.lakehouse.tables import expect, rows, table
 
 pytestmark = pytest.mark.only_profile("s3_rest")
@@ -116,6 +117,7 @@ class TestNessieCatalog:
         outputs = {
             "default": {**dbt_profile_target, "schema": unique_schema},
             "wrong_token": {**wrong, "schema": unique_schema},
+            "clone": clone_target(dbt_profile_target, unique_schema),
         }
         return {"test": {"outputs": outputs, "target": "default"}}
 
@@ -162,6 +164,12 @@ class TestNessieCatalog:
                 rows(project, "people_history", "id, team, dbt_valid_to is null"),
                 [(1, "red", True), (2, "blue", True), (3, "red", True)],
             )
+
+        # dbt clone registers the tables in a second namespace, sharing their files.
+        messages = clone_tables(project, ["people_upper", "scores"])
+        assert messages == {"people_upper": "CLONE zero-copy", "scores": "CLONE zero-copy"}
+        expect(clone_rows(project, "scores"), [(1, 10), (2, 20), (3, 30)])
+        drop_clone_schema(project)
 
         # The catalog is Nessie's: its `main` branch holds the tables and the view.
         namespace = project.test_schema

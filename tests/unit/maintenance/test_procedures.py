@@ -114,3 +114,21 @@ def test_run_scoped_compaction_with_nothing_written_or_no_dbt_run():
     ), line
     assert not any(".entries" in s for s in table.statements)
     assert "6 small file(s) would be rewritten" in line
+
+
+def test_file_deleting_operations_skip_a_table_that_shares_its_files():
+    statements: list[str] = []
+
+    def clone_table(sql: str) -> list[tuple[Any, ...]]:
+        statements.append(sql)
+        if sql.startswith("show tblproperties"):
+            return [("gc.enabled", "false"), ("dbt-lakehouse.clone-of", "`lh`.`p`.`t`@7")]
+        raise AssertionError(f"nothing but the properties may be read or run: {sql}")
+
+    options = parse_config({}, "x").options
+    for operation in ("snapshot_expiry", "orphan_cleanup", "metadata_cleanup"):
+        effect = run_operation(
+            clone_table, lambda _: {}, Target("lh", "s", "t", options), operation
+        )
+        assert effect.skipped is not None and "may share files with another table" in effect.skipped
+    assert all(sql.startswith("show tblproperties") for sql in statements)

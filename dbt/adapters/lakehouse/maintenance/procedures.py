@@ -39,6 +39,16 @@ from dbt.adapters.lakehouse.maintenance.metadata import (
 )
 from dbt.adapters.lakehouse.maintenance.report import Effect
 from dbt.adapters.lakehouse.maintenance.target import DeltaLog, FileSizes, Target
+from dbt.adapters.lakehouse.models.clone import is_zero_copy_clone
+
+# What deletes files: never run on a table that may share its files (gc.enabled=false: a
+# zero-copy clone, or any Nessie table, whose branches share files), where Iceberg itself
+# refuses the first two and the third would delete metadata files its log may share.
+FILE_DELETING = (SNAPSHOT_EXPIRY, ORPHAN_CLEANUP, METADATA_CLEANUP)
+SHARED_FILES_SKIP = (
+    "gc.enabled=false: it may share files with another table (a zero-copy clone, or a Nessie "
+    "table, whose branches share files), so its snapshots and files are kept"
+)
 
 
 def run_operation(
@@ -58,6 +68,10 @@ def run_operation(
         effect.seconds = time.monotonic() - started
         return effect
     options = target.options[operation]
+    if operation in FILE_DELETING and is_zero_copy_clone(read_properties(query, target.sql_name)):
+        effect.skipped = SHARED_FILES_SKIP
+        effect.seconds = time.monotonic() - started
+        return effect
     refs = read_refs(query, target.sql_name)
     if operation == COMPACTION:
         compact(query, target, options, refs, effect)
