@@ -1,6 +1,7 @@
 """A DB-API-shaped cursor over `SparkSession.sql`, the only place SQL reaches Spark.
 
-One statement per `spark.sql` call (a batch is split on `;` outside quotes). Results are
+One statement per `spark.sql` call (a batch is split on `;` outside quotes; after a failure,
+only its `-- lakehouse:finally` statements still run). Results are
 collected on fetch, so a DDL or DML statement runs exactly once, at `execute`. A statement that
 loses an Iceberg commit race to another writer is run again with backoff: the failed attempt
 committed nothing, so a re-run cannot double-apply.
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Lakehouse")
 
 Description = tuple[str, str, None, None, None, None, bool]
+# A batch's statement with this line runs even when an earlier one failed (cleanup, such as
+# dropping a staging table); the batch still fails with the first error.
+FINALLY_LINE = re.compile(r"^\s*--\s*lakehouse:finally\s*$", re.M)
 
 
 def split_statements(sql: str) -> list[str]:
@@ -116,16 +120,30 @@ class LakehouseCursor:
         for statement in statements:  # every one is checked before the first one runs
             self._refuse_read_only_write(statement)
         self.snapshot_id = None
+        failure: Exception | None = None
         for statement in statements:
-            target = commit_target(statement)
-            if target is None:
-                self._df = self._run_with_commit_retries(statement, args)
+            if failure is not None and not FINALLY_LINE.search(statement):
                 continue
-            with commit_lineage(self._spark, self._node) as properties:
-                self._df = self._run_with_commit_retries(statement, args)
-            committed = committed_snapshot(self._spark, target, properties)
-            if committed is not None:  # the batch's last commit is the one reported
-                self.snapshot_id = committed
+            try:
+                self._execute_one(statement, args)
+            except Exception as exc:
+                if failure is not None:  # the batch fails with its first error
+                    logger.debug(f"cleanup statement failed too: {engine_error_text(exc)}")
+                    continue
+                failure = exc
+        if failure is not None:
+            raise failure
+
+    def _execute_one(self, statement: str, args: list[Any] | None) -> None:
+        target = commit_target(statement)
+        if target is None:
+            self._df = self._run_with_commit_retries(statement, args)
+            return
+        with commit_lineage(self._spark, self._node) as properties:
+            self._df = self._run_with_commit_retries(statement, args)
+        committed = committed_snapshot(self._spark, target, properties)
+        if committed is not None:  # the batch's last commit is the one reported
+            self.snapshot_id = committed
 
     def _refuse_read_only_write(self, statement: str) -> None:
         if not self._read_only:
