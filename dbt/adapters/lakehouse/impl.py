@@ -44,7 +44,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
 from dbt.adapters.lakehouse.models import adapter as models
-from dbt.adapters.lakehouse.models import clone, grants
+from dbt.adapters.lakehouse.models import clone, contracts, grants
 from dbt.adapters.lakehouse.models.incremental import iceberg_type, plan_type_change_rows
 from dbt.adapters.lakehouse.models.partitioning import partition_clause
 from dbt.adapters.lakehouse.models.python_models import run_as_view
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Lakehouse")
 
 DESCRIBE_MACRO = "lakehouse__describe_relation"
-LIST_SCHEMAS_MACRO = "list_schemas"
 
 
 class LakehouseAdapter(SparkAdapter):
@@ -70,6 +69,7 @@ class LakehouseAdapter(SparkAdapter):
     Column = LakehouseColumn  # type: ignore[assignment]
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = LakehouseConfig  # type: ignore[assignment]
+    CONSTRAINT_SUPPORT = contracts.CONSTRAINT_SUPPORT
     # Source freshness without loaded_at_field: the last commit, from the table's metadata.
     _capabilities = CapabilityDict(
         {
@@ -130,6 +130,10 @@ class LakehouseAdapter(SparkAdapter):
     @available
     def iceberg_type(self, spark_type: str) -> str:
         return iceberg_type(spark_type)
+
+    @available
+    def contract_table(self, columns: dict[str, Any], constraints: list[Any]) -> Any:
+        return contracts.contract_table(columns, constraints, self)
 
     @available
     def partition_transforms(self, relation: BaseRelation) -> list[str]:
@@ -244,7 +248,7 @@ class LakehouseAdapter(SparkAdapter):
         super().drop_schema(relation)
 
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
+        results = self.execute_macro("list_schemas", kwargs={"database": database})
         return schema.lower() in {str(row[0]).lower() for row in results}
 
     def describe_relation(self, relation: BaseRelation) -> RelationDescription | None:
@@ -326,8 +330,6 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def python_model_view(self, compiled_code: str, model_name: str, model_path: str) -> str:
-        """Run a Python model's code in this session; its DataFrame as a temporary view, which
-        the materialization writes like a SQL model's `select * from <view>`."""
         model_file = str(Path(self.config.project_root) / model_path)
         with self._spark_session(f"python model {model_name}") as spark:
             return run_as_view(
@@ -361,8 +363,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def load_seed_file(self, model: dict[str, Any], view_name: str) -> SeedLoad | None:
-        """Register a seed's rows as a temporary view straight from its CSV file, or None when
-        only dbt's agate table reads the file as dbt defines (then `load_seed_rows`)."""
+        """A seed's rows as a temporary view from its CSV; None if only agate reads it as dbt."""
         with self._spark_session(f"load seed {model['name']}") as spark:
             return load_seed_file(spark, model, view_name, self.convert_type)
 
@@ -374,8 +375,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @contextmanager
     def _spark_session(self, action: str) -> Iterator[Any]:
-        """The thread's Spark session for work outside SQL statements: cancellable with the
-        node, and its failures mapped like a statement's."""
+        """The thread's Spark session outside statements: cancellable, failures mapped alike."""
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         with self.connections.exception_handler(action):
             runtime.tag_thread(handle.spark, handle.job_group)

@@ -20,6 +20,10 @@
   {%- if contract_config and contract_config.enforced -%}
     {{ get_assert_columns_equivalent(select_sql) }}
     {%- set select_sql = get_select_subquery(select_sql) -%}
+    {%- set contract = adapter.contract_table(model['columns'], model['constraints']) -%}
+    {%- if contract.required -%}
+      {{ return(lakehouse_contract_table_sql(relation, select_sql, contract)) }}
+    {%- endif -%}
   {%- endif -%}
   {#- In an audited run, an existing table is replaced on the run's branch (CREATE OR REPLACE
       would leave it without `main`); a new one is created by a plain CTAS, whose only ref
@@ -42,6 +46,44 @@
   {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }}
   as
   {{ select_sql }}
+{%- endmacro %}
+
+{% macro lakehouse_contract_table_sql(relation, select_sql, contract) -%}
+  {#- A contract with NOT NULL columns. Spark 3.5 makes every column of a CTAS nullable, so
+      the table is created from the contract's column list (required fields), then filled.
+      The rows go into a staging table of the same columns first: Spark checks each row
+      written to a NOT NULL column and fails the insert naming it, before the target is
+      touched. The staging table is dropped whether or not that check passed. -#}
+  {%- set staging = relation.incorporate(path={'identifier': relation.identifier ~ '__dbt_contract'}) -%}
+  {%- set column_names = model['columns'].values() | map(attribute='name') | list -%}
+  {%- set columns_ddl -%}
+  (
+    {{ contract.columns | join(',\n    ') }}
+  )
+  {%- endset -%}
+  {%- set audit_branch = lakehouse_audit_prepare(relation) -%}
+  {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) if audit_branch else none -%}
+  create or replace table {{ staging }} {{ columns_ddl }}
+  using iceberg;
+  insert into {{ staging }}
+  {{ select_sql }};
+  {% if existing is not none and not existing.is_view -%}
+    {#- An audited replace writes the branch; the schema is the table's, its NULLs checked above. -#}
+    {{ lakehouse_branch_replace_sql(relation, select_sql) }};
+  {%- else -%}
+  create {{ 'or replace ' if not audit_branch }}table {{ relation }} {{ columns_ddl }}
+  using iceberg
+  {{ lakehouse_partition_clause_for(column_names) }}
+  {{ comment_clause() }}
+  {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }};
+  {% if contract.identifier_fields -%}
+  alter table {{ relation }} set identifier fields {{ contract.identifier_fields | join(', ') }};
+  {% endif -%}
+  insert into {{ relation }}
+  select * from {{ staging }};
+  {%- endif %}
+  -- lakehouse:finally
+  drop table if exists {{ staging }} purge
 {%- endmacro %}
 
 {% macro lakehouse_partition_clause(compiled_code) -%}
