@@ -1,0 +1,84 @@
+"""The columns a contracted table is created with, and the warnings dbt gives for the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dbt_common.exceptions import DbtValidationError
+
+from dbt.adapters.lakehouse.impl import LakehouseAdapter
+from dbt.adapters.lakehouse.models.contracts import contract_table
+
+
+def _column(name: str, data_type: str, *types: str, quote: bool = False) -> dict[str, Any]:
+    return {
+        "name": name,
+        "data_type": data_type,
+        "quote": quote,
+        "constraints": [{"type": t, "expression": "x > 0" if t == "check" else ""} for t in types],
+    }
+
+
+class _Adapter(LakehouseAdapter):
+    """The adapter's constraint handling without a profile (quote is an instance method)."""
+
+    @classmethod
+    def quote(cls, identifier: str) -> str:  # type: ignore[override]
+        return f"`{identifier}`"
+
+
+def _columns(*columns: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in columns}
+
+
+@pytest.fixture
+def warnings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    monkeypatch.setattr(
+        "dbt.adapters.base.impl.warn_or_error", lambda event: seen.append(event.constraint)
+    )
+    return seen
+
+
+def test_not_null_and_key_columns_are_required_and_the_key_is_the_identifier(
+    warnings: list[str],
+) -> None:
+    table = contract_table(
+        _columns(
+            _column("id", "int", "primary_key", "check", "unique"),
+            _column("from", "string", "not_null", quote=True),
+            _column("v", "string", "foreign_key"),
+        ),
+        [],
+        _Adapter,
+    )
+    assert table.columns == ["id int not null", "`from` string not null", "v string"]
+    assert table.required == ["id", "`from`"]
+    assert table.identifier_fields == ["id"]
+    # not_null is enforced: no warning; the others are reported as not enforced.
+    assert sorted(warnings) == ["check", "foreign_key", "primary_key", "unique"]
+
+
+def test_a_model_level_key_keeps_its_column_order() -> None:
+    table = contract_table(
+        _columns(_column("a", "int"), _column("b", "int"), _column("c", "int")),
+        [{"type": "primary_key", "columns": ["c", "`a`"]}],
+        _Adapter,
+    )
+    assert table.columns == ["a int not null", "b int", "c int not null"]
+    assert table.identifier_fields == ["c", "a"]
+
+
+def test_a_contract_without_required_columns_needs_no_staging() -> None:
+    table = contract_table(_columns(_column("a", "int", "check")), [], _Adapter)
+    assert table.required == [] and table.identifier_fields == []
+
+
+def test_a_key_on_a_column_the_contract_lacks_is_refused() -> None:
+    with pytest.raises(DbtValidationError, match="does not list"):
+        contract_table(
+            _columns(_column("a", "int")),
+            [{"type": "primary_key", "columns": ["nope"]}],
+            _Adapter,
+        )
