@@ -222,13 +222,15 @@ class TestIncrementalConstraintsRollback(BaseIncrementalConstraintsRollback):
         return _NULL_ERRORS
 
 
-# The suite's header is Postgres (`set session time zone`, `current_setting`); Spark's own.
+# The suite's header is Postgres (`set session time zone`, `current_setting`). Here the header
+# defines a temporary view the model reads: a time zone set here would outlive the model in
+# the Spark session every test of the process shares.
 _SQL_HEADER_MODEL = """
 {{% call set_sql_header(config) %}}
-set time zone 'Asia/Kolkata';
+create or replace temporary view contract_header_zone as select 'Asia/Kolkata' as column_name;
 {{%- endcall %}}
 {config}
-select current_timezone() as column_name
+select column_name from contract_header_zone
 """
 
 
@@ -248,7 +250,7 @@ class TestIncrementalContractSqlHeader(BaseIncrementalContractSqlHeader):
     def models(self) -> dict[str, str]:
         return {
             "my_model_contract_sql_header.sql": _SQL_HEADER_MODEL.format(
-                config="{{ config(materialized='incremental', on_schema_change='ignore') }}"
+                config="{{ config(materialized='incremental', on_schema_change='fail') }}"
             ),
             "constraints_schema.yml": _spark_yml(fixtures.model_contract_header_schema_yml),
         }
