@@ -108,3 +108,32 @@ class TestTableContract(_Contract):
 class TestIncrementalContract(_Contract):
     name = "contracted_incremental"
     materialized = "incremental"
+
+
+KEYLESS_MERGE_SQL = """
+{{ config(materialized='incremental', incremental_strategy='merge', on_schema_change='fail') }}
+{% if is_incremental() %}
+select * from values (2, 'us', 'B'), (3, 'eu', 'c') as t(id, region, v)
+{% else %}
+select * from values (1, 'eu', 'a'), (2, 'us', 'b') as t(id, region, v)
+{% endif %}
+"""
+
+
+class TestMergeKeysOnTheContractsPrimaryKey:
+    """A merge model without a unique_key merges on its contract's primary_key."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "keyless_merge.sql": KEYLESS_MERGE_SQL,
+            "schema.yml": SCHEMA_YML.format(name="keyless_merge"),
+        }
+
+    def test_first_run_rerun_full_refresh(self, project) -> None:
+        run_dbt(["run"])
+        expect(rows(project, "keyless_merge"), [(1, "eu", "a"), (2, "us", "b")])
+        run_dbt(["run"])  # 2 updated in place, 3 inserted: no second row for key 2
+        expect(rows(project, "keyless_merge"), [(1, "eu", "a"), (2, "us", "B"), (3, "eu", "c")])
+        run_dbt(["run", "--full-refresh"])
+        expect(rows(project, "keyless_merge"), [(1, "eu", "a"), (2, "us", "b")])

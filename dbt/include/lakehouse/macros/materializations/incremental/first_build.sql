@@ -10,7 +10,7 @@
   {%- do lakehouse_validate_incremental_columns(strategy, columns) -%}
   {%- set new_rows = '(\n' ~ compiled_code ~ '\n) as DBT_INTERNAL_NEW_ROWS' -%}
   {%- if strategy == 'merge' -%}
-    {%- set rows_sql = lakehouse_merge_first_build_sql(new_rows, config.get('unique_key'), columns) -%}
+    {%- set rows_sql = lakehouse_merge_first_build_sql(new_rows, lakehouse_unique_key(), columns) -%}
   {%- elif strategy == 'microbatch' -%}
     {%- set rows_sql = lakehouse_microbatch_first_build_sql(new_rows, columns) -%}
   {%- else -%}

@@ -5,7 +5,7 @@
       a temporary view and the strategy's one statement (one Iceberg commit) applies them.
       Both paths check the same configs against the model's columns before anything is
       written. -#}
-  {%- set unique_key = config.get('unique_key') -%}
+  {%- set unique_key = lakehouse_unique_key() -%}
   {%- set strategy = lakehouse_validate_incremental_strategy(config.get('incremental_strategy'), unique_key) -%}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
   {%- set full_refresh_mode = should_full_refresh() -%}

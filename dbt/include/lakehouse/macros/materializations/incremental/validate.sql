@@ -14,6 +14,7 @@
                   'latest_by', 'partition_by', 'on_schema_change', 'event_time'] -%}
     {%- do checked.update({key: config.get(key)}) -%}
   {%- endfor -%}
+  {%- do checked.update({'unique_key': unique_key}) -%}
   {%- do checked.update({'incremental_predicates': config.get('predicates') or config.get('incremental_predicates')}) -%}
   {%- do adapter.validate_incremental_config(model.name, strategy, checked) -%}
   {{ return(strategy) }}
@@ -45,4 +46,28 @@
     {%- do given.update({key: config.get(key)}) -%}
   {%- endfor -%}
   {%- do adapter.note_config_sql(given) -%}
+{% endmacro %}
+
+{% macro lakehouse_unique_key() %}
+  {#- The model's unique_key; without one, for a strategy that needs a key (merge,
+      delete+insert), the primary_key of its enforced contract (the table's Iceberg identifier
+      fields), so it keys on what the table declares. -#}
+  {%- set configured = config.get('unique_key') -%}
+  {%- set contract_config = config.get('contract') -%}
+  {%- set keyed = config.get('incremental_strategy') in ['merge', 'delete+insert'] -%}
+  {%- if configured is not none or not keyed or not (contract_config and contract_config.enforced) -%}
+    {{ return(configured) }}
+  {%- endif -%}
+  {%- set key = [] -%}
+  {%- for column in model['columns'].values() -%}
+    {%- for constraint in column.get('constraints') or [] -%}
+      {%- if constraint.get('type') == 'primary_key' -%}{%- do key.append(column['name']) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- for constraint in model.get('constraints') or [] -%}
+    {%- if constraint.get('type') == 'primary_key' -%}
+      {%- for name in constraint.get('columns') or [] if name not in key -%}{%- do key.append(name) -%}{%- endfor -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(key if key else none) }}
 {% endmacro %}
