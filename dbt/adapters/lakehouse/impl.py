@@ -44,9 +44,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
 from dbt.adapters.lakehouse.models import adapter as models
-from dbt.adapters.lakehouse.models import clone, contracts, grants
-from dbt.adapters.lakehouse.models.incremental import iceberg_type, plan_type_change_rows
-from dbt.adapters.lakehouse.models.partitioning import partition_clause
+from dbt.adapters.lakehouse.models import contracts
 from dbt.adapters.lakehouse.models.python_models import run_as_view
 from dbt.adapters.lakehouse.models.seeds import SeedLoad, load_agate_rows, load_seed_file
 from dbt.adapters.lakehouse.profile import debug
@@ -62,9 +60,10 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Lakehouse")
 
 DESCRIBE_MACRO = "lakehouse__describe_relation"
+LIST_SCHEMAS_MACRO = "list_schemas"
 
 
-class LakehouseAdapter(SparkAdapter):
+class LakehouseAdapter(models.ModelMethods, SparkAdapter):
     Relation = LakehouseRelation  # type: ignore[assignment]
     Column = LakehouseColumn  # type: ignore[assignment]
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
@@ -88,58 +87,15 @@ class LakehouseAdapter(SparkAdapter):
         # Spark SQL has no TIME type; keep the text rather than fail the seed.
         return "string"
 
-    def valid_incremental_strategies(self) -> list[str]:
-        return ["append", "merge", "replace", "insert_overwrite", "delete+insert", "microbatch"]
-
-    @available
-    def resolve_incremental_strategy(
-        self, raw_strategy: str | None, unique_key: Any, model_name: str, custom_macros: list[str]
-    ) -> str:
-        """The strategy a model runs with, or a compile error listing the accepted ones."""
-        return models.resolve_strategy(self, raw_strategy, unique_key, model_name, custom_macros)
-
-    @available
-    def validate_incremental_config(
-        self, model_name: str, strategy: str, config: dict[str, Any]
-    ) -> str:
-        """Check the model's incremental configs against its strategy (all problems at once)."""
-        return models.validate_config(self, model_name, strategy, config)
-
-    @available
-    def validate_incremental_columns(
-        self, model_name: str, strategy: str, config: dict[str, Any], columns: list[Any]
-    ) -> str:
-        """Check that the configs naming columns name columns the model's query produces."""
-        return models.validate_columns(self, model_name, strategy, config, columns)
-
-    @available
-    def plan_column_type_changes(
-        self, model_name: str, changes: list[dict[str, str]]
-    ) -> list[dict[str, str]]:
-        """The type widenings Iceberg can apply in place; an error naming any other change."""
-        return plan_type_change_rows(model_name, changes)
-
     @available
     def check_failure_sql(self, message_sql: str) -> str:
+        """SQL failing its statement with `message_sql`, reported as that message alone."""
         return check_failure_sql(message_sql)
 
     @available
     def note_config_sql(self, config: dict[str, Any]) -> None:
+        """The SQL the node's configs contribute: an engine error there names the config."""
         self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
-
-    @available
-    def iceberg_type(self, spark_type: str) -> str:
-        return iceberg_type(spark_type)
-
-    @available
-    def contract_table(self, columns: dict[str, Any], constraints: list[Any]) -> Any:
-        return contracts.contract_table(columns, constraints, self)
-
-    @available
-    def partition_transforms(self, relation: BaseRelation) -> list[str]:
-        """The table's current Iceberg partition fields (e.g. ['days(ts)']); [] if unpartitioned."""
-        described = self.describe_relation(relation)
-        return [] if described is None else described.partitioning
 
     # ---- maintenance (maintenance/adapter.py) ----------------------------------------------------
 
@@ -184,6 +140,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def mirror_delta(self, relation: BaseRelation, model_name: str) -> str:
+        """After a node's commits: the Delta log follows `main`."""
         return delta_mirror.mirror_delta(self, relation, model_name)
 
     @available
@@ -222,6 +179,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def discard_audit_branch(self, branch: str, relations: list[BaseRelation]) -> str:
+        """`lakehouse_discard`: drop the branch (and its rows) from every given table."""
         return audit.discard_audit_branch(self, branch, relations)
 
     def cleanup_connections(self) -> None:
@@ -248,7 +206,7 @@ class LakehouseAdapter(SparkAdapter):
         super().drop_schema(relation)
 
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        results = self.execute_macro("list_schemas", kwargs={"database": database})
+        results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
         return schema.lower() in {str(row[0]).lower() for row in results}
 
     def describe_relation(self, relation: BaseRelation) -> RelationDescription | None:
@@ -267,6 +225,7 @@ class LakehouseAdapter(SparkAdapter):
     def write_response(
         self, relation: BaseRelation, message: str, code: str, rows_affected: int | None
     ) -> LakehouseAdapterResponse:
+        """The response of a write reported without `statement('main')` (seeds)."""
         return self.connections.write_response(  # type: ignore[attr-defined, no-any-return]
             relation.render(), message, code, rows_affected
         )
@@ -312,6 +271,7 @@ class LakehouseAdapter(SparkAdapter):
     def time_travel_relation(
         self, relation: Any, as_of: dict[str, Any], execute: bool
     ) -> LakehouseRelation:
+        """`relation` read as of a point of its history (`lakehouse.as_of`)."""
         return time_travel.time_travel_relation(self, relation, as_of, execute)
 
     def check_time_travel(self, relation: LakehouseRelation, as_of: AsOf) -> None:
@@ -330,6 +290,8 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def python_model_view(self, compiled_code: str, model_name: str, model_path: str) -> str:
+        """Run a Python model's code in this session; its DataFrame as a temporary view, which
+        the materialization writes like a SQL model's `select * from <view>`."""
         model_file = str(Path(self.config.project_root) / model_path)
         with self._spark_session(f"python model {model_name}") as spark:
             return run_as_view(
@@ -339,31 +301,13 @@ class LakehouseAdapter(SparkAdapter):
     # ---- helpers for macros ------------------------------------------------------------------
 
     @available
-    def partition_clause(
-        self, partition_by: Any, columns: list[str] | None, model_name: str
-    ) -> str:
-        """Validate `partition_by` (against the model's columns when known) and render it."""
-        return partition_clause(partition_by, columns, model_name)
-
-    @available
     def split_table_name(self, name: str) -> tuple[str, str]:
         return split_table_name(name)
 
     @available
-    def clone_mode(self, relation: BaseRelation, source: BaseRelation) -> dict[str, str]:
-        return clone.plan_clone(self._resolved(), relation, source)
-
-    @available
-    def clone_sql(self, relation: Any, source: Any, rows: Any, location: str) -> list[str]:
-        return clone.zero_copy_sql(relation, source, rows, location)
-
-    @available
-    def report_grants(self, relation: BaseRelation, grant_config: Any, invocation_id: str) -> str:
-        return grants.report(self._resolved().spec.catalogs, relation, grant_config, invocation_id)
-
-    @available
     def load_seed_file(self, model: dict[str, Any], view_name: str) -> SeedLoad | None:
-        """A seed's rows as a temporary view from its CSV; None if only agate reads it as dbt."""
+        """Register a seed's rows as a temporary view straight from its CSV file, or None when
+        only dbt's agate table reads the file as dbt defines (then `load_seed_rows`)."""
         with self._spark_session(f"load seed {model['name']}") as spark:
             return load_seed_file(spark, model, view_name, self.convert_type)
 
@@ -375,7 +319,8 @@ class LakehouseAdapter(SparkAdapter):
 
     @contextmanager
     def _spark_session(self, action: str) -> Iterator[Any]:
-        """The thread's Spark session outside statements: cancellable, failures mapped alike."""
+        """The thread's Spark session for work outside SQL statements: cancellable with the
+        node, and its failures mapped like a statement's."""
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         with self.connections.exception_handler(action):
             runtime.tag_thread(handle.spark, handle.job_group)
@@ -387,6 +332,7 @@ class LakehouseAdapter(SparkAdapter):
 
     @available
     def materialize_temp_view(self, view_name: str) -> str:
+        """Compute a temporary view's rows once (the connection handle's compute_view)."""
         with self._spark_session(f"materialize temporary view {view_name}"):
             self.connections.get_thread_connection().handle.compute_view(view_name)
         return ""

@@ -1,65 +1,134 @@
-"""The adapter's incremental-model methods (impl.py delegates here): the strategy a model runs
-with and its config checks, against the adapter's own list of strategies."""
+"""The adapter's methods for what models declare (impl.py mixes them in): the incremental
+strategy a model runs with and its config checks, partitioning, contracts, grants and `dbt
+clone`. Each is exposed to macros (`adapter.<name>`) and delegates to its feature's module.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.base.relation import BaseRelation
+
+from dbt.adapters.lakehouse.models import clone, contracts, grants
 from dbt.adapters.lakehouse.models.incremental import (
+    iceberg_type,
+    plan_type_change_rows,
     resolve_incremental_strategy,
     validate_incremental_config,
     validate_model_columns,
 )
+from dbt.adapters.lakehouse.models.partitioning import partition_clause
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
 
 
-def resolve_strategy(
-    adapter: LakehouseAdapter,
-    raw_strategy: str | None,
-    unique_key: Any,
-    model_name: str,
-    custom_macros: list[str],
-) -> str:
-    """The strategy a model runs with, or a compile error listing the accepted ones.
+class ModelMethods(metaclass=AdapterMeta):
+    """Mixed into LakehouseAdapter; AdapterMeta collects the `available` methods of each base."""
 
-    Without a configured strategy: `merge` when a unique_key is set, else `append`. A name
-    outside the built-in list is a custom strategy when its macro exists.
-    """
-    return resolve_incremental_strategy(
-        raw_strategy,
-        unique_key,
-        model_name,
-        valid=adapter.valid_incremental_strategies(),
-        builtin=adapter.builtin_incremental_strategies(),
-        custom_macros=custom_macros,
-    )
+    # ---- incremental models ------------------------------------------------------------------
 
+    def valid_incremental_strategies(self) -> list[str]:
+        return ["append", "merge", "replace", "insert_overwrite", "delete+insert", "microbatch"]
 
-def validate_config(
-    adapter: LakehouseAdapter, model_name: str, strategy: str, config: dict[str, Any]
-) -> str:
-    """Check the model's incremental configs against its strategy (all problems at once)."""
-    validate_incremental_config(
-        model_name, strategy, config, builtin=adapter.valid_incremental_strategies()
-    )
-    return ""
+    @available
+    def resolve_incremental_strategy(
+        self: LakehouseAdapter,
+        raw_strategy: str | None,
+        unique_key: Any,
+        model_name: str,
+        custom_macros: list[str],
+    ) -> str:
+        """The strategy a model runs with, or a compile error listing the accepted ones.
 
+        Without a configured strategy: `merge` when a unique_key is set, else `append`. A name
+        outside the built-in list is a custom strategy when its macro exists.
+        """
+        return resolve_incremental_strategy(
+            raw_strategy,
+            unique_key,
+            model_name,
+            valid=self.valid_incremental_strategies(),
+            builtin=self.builtin_incremental_strategies(),
+            custom_macros=custom_macros,
+        )
 
-def validate_columns(
-    adapter: LakehouseAdapter,
-    model_name: str,
-    strategy: str,
-    config: dict[str, Any],
-    columns: list[Any],
-) -> str:
-    """Check that the configs naming columns name columns the model's query produces."""
-    validate_model_columns(
-        model_name,
-        strategy,
-        config,
-        [getattr(column, "name", column) for column in columns],
-        builtin=adapter.valid_incremental_strategies(),
-    )
-    return ""
+    @available
+    def validate_incremental_config(
+        self: LakehouseAdapter, model_name: str, strategy: str, config: dict[str, Any]
+    ) -> str:
+        """Check the model's incremental configs against its strategy (all problems at once)."""
+        validate_incremental_config(
+            model_name, strategy, config, builtin=self.valid_incremental_strategies()
+        )
+        return ""
+
+    @available
+    def validate_incremental_columns(
+        self: LakehouseAdapter,
+        model_name: str,
+        strategy: str,
+        config: dict[str, Any],
+        columns: list[Any],
+    ) -> str:
+        """Check that the configs naming columns name columns the model's query produces."""
+        validate_model_columns(
+            model_name,
+            strategy,
+            config,
+            [getattr(column, "name", column) for column in columns],
+            builtin=self.valid_incremental_strategies(),
+        )
+        return ""
+
+    @available
+    def plan_column_type_changes(
+        self, model_name: str, changes: list[dict[str, str]]
+    ) -> list[dict[str, str]]:
+        """The type widenings Iceberg can apply in place; an error naming any other change."""
+        return plan_type_change_rows(model_name, changes)
+
+    @available
+    def iceberg_type(self, spark_type: str) -> str:
+        return iceberg_type(spark_type)
+
+    # ---- partitioning ------------------------------------------------------------------------
+
+    @available
+    def partition_transforms(self: LakehouseAdapter, relation: BaseRelation) -> list[str]:
+        """The table's current Iceberg partition fields (e.g. ['days(ts)']); [] if unpartitioned."""
+        described = self.describe_relation(relation)
+        return [] if described is None else described.partitioning
+
+    @available
+    def partition_clause(
+        self, partition_by: Any, columns: list[str] | None, model_name: str
+    ) -> str:
+        """Validate `partition_by` (against the model's columns when known) and render it."""
+        return partition_clause(partition_by, columns, model_name)
+
+    # ---- contracts, grants, clone ------------------------------------------------------------
+
+    @available
+    def contract_table(
+        self: LakehouseAdapter, columns: dict[str, Any], constraints: list[Any]
+    ) -> Any:
+        return contracts.contract_table(columns, constraints, self)
+
+    @available
+    def report_grants(
+        self: LakehouseAdapter, relation: BaseRelation, grant_config: Any, invocation_id: str
+    ) -> str:
+        return grants.report(self._resolved().spec.catalogs, relation, grant_config, invocation_id)
+
+    @available
+    def clone_mode(
+        self: LakehouseAdapter, relation: BaseRelation, source: BaseRelation
+    ) -> dict[str, str]:
+        return clone.plan_clone(self._resolved(), relation, source)
+
+    @available
+    def clone_sql(self, relation: Any, source: Any, rows: Any, location: str) -> list[str]:
+        return clone.zero_copy_sql(relation, source, rows, location)
