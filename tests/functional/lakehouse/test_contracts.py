@@ -66,9 +66,20 @@ class _Contract:
         found = project.run_sql(f"show tables in `{project.test_schema}`", fetch="all")
         return {r[1] for r in found}
 
+    def _last_operation(self, project) -> str:
+        project.run_sql(f"refresh table {table(project, self.name)}")
+        (operation,) = project.run_sql(
+            f"select operation from {table(project, self.name)}.snapshots "
+            "order by committed_at desc limit 1",
+            fetch="one",
+        )
+        return str(operation)
+
     def test_required_fields_and_key_over_three_runs(self, project) -> None:
-        for args in (["run"], ["run"], ["run", "--full-refresh"]):
+        for number, args in enumerate((["run"], ["run"], ["run", "--full-refresh"])):
             results = run_dbt(args)
+            if number:  # the table has the contract's shape: its rows replaced in one commit
+                assert self._last_operation(project) == "overwrite"
             assert [r.status for r in results] == ["success"]
             ddl = self._table_ddl(project)
             assert "id INT NOT NULL" in ddl

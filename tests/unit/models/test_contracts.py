@@ -82,3 +82,23 @@ def test_a_key_on_a_column_the_contract_lacks_is_refused() -> None:
             [{"type": "primary_key", "columns": ["nope"]}],
             _Adapter,
         )
+
+
+def test_a_table_fits_its_contract_only_with_the_same_shape():
+    from dbt.adapters.lakehouse.models.contracts import ContractTable, contract_shape, table_shape
+
+    columns = {
+        "id": {"name": "id", "data_type": "integer"},
+        "region": {"name": "region", "data_type": "varchar(10)"},
+        "v": {"name": "v", "data_type": "string"},
+    }
+    contract = ContractTable(columns=[], required=["id", "`region`"], identifier_fields=["id"])
+    wanted = contract_shape(columns, contract, ["region"])
+    fields = [("id", "int", False), ("region", "string", False), ("v", "string", True)]
+    properties = "[current-snapshot-id=1,format=iceberg/parquet,identifier-fields=[id]]"
+    assert table_shape(fields, ["region"], properties) == wanted
+    # A column made optional, a partition changed, the key gone, a column moved: no fit.
+    assert table_shape([*fields[:2], ("v", "string", False)], ["region"], properties) != wanted
+    assert table_shape(fields, ["bucket(4, id)"], properties) != wanted
+    assert table_shape(fields, ["region"], "[format=iceberg/parquet]") != wanted
+    assert table_shape(fields[::-1], ["region"], properties) != wanted

@@ -118,6 +118,19 @@ class ModelMethods(metaclass=AdapterMeta):
         return contracts.contract_table(columns, constraints, self)
 
     @available
+    def contract_fits(
+        self: LakehouseAdapter,
+        relation: BaseRelation,
+        columns: dict[str, Any],
+        contract: contracts.ContractTable,
+        partition_by: Any,
+        model_name: str,
+    ) -> bool:
+        """Whether the table already has the contract's shape (its rows can then be replaced in
+        one commit)."""
+        return contracts.contract_fits(self, relation, columns, contract, partition_by, model_name)
+
+    @available
     def report_grants(
         self: LakehouseAdapter, relation: BaseRelation, grant_config: Any, invocation_id: str
     ) -> str:

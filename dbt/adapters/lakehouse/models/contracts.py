@@ -10,7 +10,8 @@ reported by dbt as not enforced, and never reach the DDL (Spark's parser has no 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from dbt.adapters.base import ConstraintSupport
@@ -20,6 +21,9 @@ from dbt_common.contracts.constraints import (
     ModelLevelConstraint,
 )
 from dbt_common.exceptions import DbtValidationError
+
+from dbt.adapters.lakehouse.models.incremental import iceberg_type
+from dbt.adapters.lakehouse.models.partitioning import parse_partition_by
 
 CONSTRAINT_SUPPORT = {
     ConstraintType.check: ConstraintSupport.NOT_ENFORCED,
@@ -86,3 +90,65 @@ def contract_table(
         required=[quoted[n] for n in quoted if n in required],
         identifier_fields=[quoted[n] for n in key],
     )
+
+
+_IDENTIFIER_FIELDS = re.compile(r"identifier-fields=\[([^\]]*)\]")
+
+
+def table_shape(
+    schema_fields: Sequence[tuple[str, str, bool]],
+    partitioning: Sequence[str],
+    table_properties: str,
+) -> tuple[Any, ...]:
+    """A table's shape as a contract decides it: its columns in order (name, Iceberg type,
+    required), its partition fields and its identifier fields. `schema_fields` is Spark's
+    (name, type, nullable); `table_properties` DESCRIBE's `Table Properties` row."""
+    found = _IDENTIFIER_FIELDS.search(table_properties)
+    identifier = sorted(_normal(f) for f in found.group(1).split(",") if f.strip()) if found else []
+    return (
+        tuple((_normal(n), iceberg_type(t), not nullable) for n, t, nullable in schema_fields),
+        tuple(re.sub(r"\s+", "", f.replace("`", "")).lower() for f in partitioning),
+        tuple(identifier),
+    )
+
+
+def contract_shape(
+    raw_columns: dict[str, dict[str, Any]], table: ContractTable, partitioning: Sequence[str]
+) -> tuple[Any, ...]:
+    """The shape a contracted table is created with (table_shape's form)."""
+    required = {_normal(n) for n in table.required}
+    return (
+        tuple(
+            (_normal(c["name"]), iceberg_type(c["data_type"]), _normal(c["name"]) in required)
+            for c in raw_columns.values()
+        ),
+        tuple(re.sub(r"\s+", "", f.replace("`", "")).lower() for f in partitioning),
+        tuple(sorted(_normal(n) for n in table.identifier_fields)),
+    )
+
+
+def _normal(name: str) -> str:
+    return _unquoted(name).lower()
+
+
+def contract_fits(
+    adapter: Any,
+    relation: Any,
+    raw_columns: dict[str, dict[str, Any]],
+    table: ContractTable,
+    partition_by: Any,
+    model_name: str,
+) -> bool:
+    """Whether the existing table `relation` already has the shape the contract creates, so a
+    rebuild can replace its rows in one commit (INSERT OVERWRITE) instead of re-creating it."""
+    described = adapter.describe_relation(relation)
+    if described is None:
+        return False
+    with adapter._spark_session(f"read the schema of {relation}") as spark:
+        schema = spark.table(relation.render()).schema
+    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+    wanted = [f.render() for f in parse_partition_by(partition_by, model_name)]
+    found = table_shape(
+        fields, described.partitioning, described.details.get("Table Properties", "")
+    )
+    return found == contract_shape(raw_columns, table, wanted)

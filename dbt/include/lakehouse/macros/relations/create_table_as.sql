@@ -49,11 +49,18 @@
 {%- endmacro %}
 
 {% macro lakehouse_contract_table_sql(relation, select_sql, contract) -%}
-  {#- A contract with NOT NULL columns. Spark 3.5 makes every column of a CTAS nullable, so
-      the table is created from the contract's column list (required fields), then filled.
-      The rows go into a staging table of the same columns first: Spark checks each row
-      written to a NOT NULL column and fails the insert naming it, before the target is
-      touched. The staging table is dropped whether or not that check passed. -#}
+  {#- A contract with NOT NULL columns. Spark 3.5 makes every column of a CTAS nullable, so a
+      contracted table is created from the contract's column list (required fields), and Spark
+      fails any write of a NULL into it, naming the column.
+      - A table that already has the contract's shape (columns, types, required fields,
+        partitioning, identifier fields; the common rebuild) has its rows replaced by one
+        INSERT OVERWRITE: one commit, so a NULL leaves it as it was and readers never see it
+        empty.
+      - Otherwise (a first build, or the contract or partitioning changed) the rows go into a
+        staging table of the contract's columns first, so a NULL fails before the table is
+        touched; the table is then re-created and filled from it (more than one commit: a
+        reader in between sees it empty, never a NULL). The staging table is dropped whether
+        or not the check passed. -#}
   {%- set staging = relation.incorporate(path={'identifier': relation.identifier ~ '__dbt_contract'}) -%}
   {%- set column_names = model['columns'].values() | map(attribute='name') | list -%}
   {%- set columns_ddl -%}
@@ -62,12 +69,23 @@
   )
   {%- endset -%}
   {%- set audit_branch = lakehouse_audit_prepare(relation) -%}
-  {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) if audit_branch else none -%}
+  {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
+  {%- set existing_table = existing is not none and not existing.is_view -%}
+  {%- if existing_table and not audit_branch
+         and adapter.contract_fits(existing, model['columns'], contract, config.get('partition_by'), model.name) -%}
+    {%- set properties = lakehouse_tblproperties_clause() | trim -%}
+    {%- if properties %}
+  alter table {{ relation }} set {{ properties }};
+    {%- endif %}
+  -- lakehouse:conf spark.sql.sources.partitionOverwriteMode=static
+  insert overwrite {{ relation }}
+  {{ select_sql }}
+  {%- else -%}
   create or replace table {{ staging }} {{ columns_ddl }}
   using iceberg;
   insert into {{ staging }}
   {{ select_sql }};
-  {% if existing is not none and not existing.is_view -%}
+  {% if audit_branch and existing_table -%}
     {#- An audited replace writes the branch; the schema is the table's, its NULLs checked above. -#}
     {{ lakehouse_branch_replace_sql(relation, select_sql) }};
   {%- else -%}
@@ -84,6 +102,7 @@
   {%- endif %}
   -- lakehouse:finally
   drop table if exists {{ staging }} purge
+  {%- endif %}
 {%- endmacro %}
 
 {% macro lakehouse_partition_clause(compiled_code) -%}
