@@ -1,10 +1,15 @@
 """dbt's incremental suites beyond the unique-key and exclude-columns ones (in test_basic.py):
-incremental predicates with delete+insert, on_schema_change, and microbatch.
+incremental predicates with delete+insert, on_schema_change, a strategy with no macro, a
+rerun that changes no schema, and microbatch.
 """
 
 from __future__ import annotations
 
 import pytest
+from dbt.tests.adapter.basic.test_incremental import (
+    BaseIncrementalBadStrategy,
+    BaseIncrementalNotSchemaChange,
+)
 from dbt.tests.adapter.incremental.test_incremental_microbatch import BaseMicrobatch
 from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
     BaseIncrementalOnSchemaChange,
@@ -26,6 +31,14 @@ class TestPredicatesDeleteInsert(BaseIncrementalPredicates):
 
 
 class TestIncrementalOnSchemaChange(BaseIncrementalOnSchemaChange):
+    pass
+
+
+class TestIncrementalBadStrategy(BaseIncrementalBadStrategy):
+    pass
+
+
+class TestIncrementalNotSchemaChange(BaseIncrementalNotSchemaChange):
     pass
 
 

@@ -37,8 +37,10 @@ def resolve_incremental_strategy(
     macro_name = strategy_macro_name(strategy)
     is_custom = strategy not in builtin and macro_name in set(custom_macros)
     if strategy not in valid and not is_custom:
+        # dbt's own wording first (its adapter suite, and users, search for it), then ours.
         raise CompilationError(
-            f"Invalid incremental_strategy '{strategy}' for model '{model_name}'. Accepted: "
+            f"Invalid incremental_strategy '{strategy}' for model '{model_name}': dbt could not "
+            f'find an incremental strategy macro with the name "{macro_name}". Accepted: '
             f"{', '.join(valid)}; or define a macro named {macro_name} for a custom strategy."
         )
     return strategy
