@@ -83,13 +83,6 @@ class TestSeedWithUniqueDelimiter(_SparkSeedExpected, BaseSeedWithUniqueDelimite
     pass
 
 
-@pytest.mark.skip(
-    reason="expects the seed to fail with a syntax error: read with `;`, the pipe-separated "
-    "header is one column `seed_id|first_name|email|ip_address|birthday`, which Postgres "
-    "cannot parse unquoted (quote_columns: false). This adapter's seed backquotes every column "
-    "name whatever quote_columns says (seed.sql, lakehouse_create_seed_table), so the column "
-    "is legal and the seed loads its 500 rows into it."
-)
 class TestSeedWithWrongDelimiter(_SparkSeedExpected, BaseSeedWithWrongDelimiter):
     pass
 

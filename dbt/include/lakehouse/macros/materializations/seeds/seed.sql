@@ -53,12 +53,15 @@
 {% endmaterialization %}
 
 {% macro lakehouse_create_seed_table(relation, seed_load, view_name) %}
+  {#- The table's column names follow `quote_columns` as dbt defines it (quoted unless it is
+      false); the temporary view's are read quoted, whatever they hold. -#}
   {%- set column_override = config.get('column_types', {}) -%}
+  {%- set quote_columns = config.get('quote_columns', none) -%}
   {%- set select_sql -%}
     select
     {%- for col_name in seed_load.column_names %}
       {%- set type = column_override.get(col_name, seed_load.sql_types[loop.index0]) %}
-      cast({{ adapter.quote(col_name) }} as {{ type }}) as {{ adapter.quote(col_name) }}{{ ',' if not loop.last }}
+      cast({{ adapter.quote(col_name) }} as {{ type }}) as {{ adapter.quote_seed_column(col_name, quote_columns) }}{{ ',' if not loop.last }}
     {%- endfor %}
     from {{ adapter.quote(view_name) }}
   {%- endset -%}
