@@ -30,4 +30,5 @@ fi
   tests/functional/lakehouse/test_metadata_freshness.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_seeds.py tests/functional/lakehouse/test_snapshots.py \
-  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py
+  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py \
+  tests/functional/adapter/test_dbt_clone.py

@@ -175,9 +175,10 @@ class TestZeroCopyCloneIsolation:
         assert [t[0] for t in tags] == [f"dbt-clone:{project.database}.{other_schema}.source_table"]
 
 
-@pytest.mark.only_profile("s3_rest")
+@pytest.mark.only_profile("s3_rest", "connect")
 class TestCloneOnRestCatalog:
-    """The REST catalog registers the clone: zero-copy, its source tagged, its rows the same."""
+    """The REST catalog registers the clone: zero-copy, its source tagged, its rows the same;
+    under Spark Connect too (every step is SQL)."""
 
     @pytest.fixture(scope="class")
     def models(self):
