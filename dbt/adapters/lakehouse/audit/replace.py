@@ -3,11 +3,11 @@ INSERT OVERWRITE on the branch needs first, or why the model cannot be audited t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.audit.run import AuditError
+from dbt.adapters.lakehouse.models.partitioning import same_field_text
 
 
 @dataclass
@@ -23,10 +23,6 @@ class BranchReplacePlan:
     widen: list[tuple[str, str]] = field(default_factory=list)  # (column, new type)
     partition_drop: list[str] = field(default_factory=list)
     partition_add: list[str] = field(default_factory=list)
-
-
-def _normal_field(text: str) -> str:
-    return re.sub(r"\s+", "", text.replace("`", "")).lower()
 
 
 def plan_branch_replace(
@@ -69,8 +65,8 @@ def plan_branch_replace(
             "Nothing was written."
         )
     plan.drop = [name for key, (name, _) in existing.items() if key not in wanted]
-    current = [_normal_field(f) for f in table_partitioning]
-    target = [_normal_field(f) for f in new_partitioning]
+    current = [same_field_text(f) for f in table_partitioning]
+    target = [same_field_text(f) for f in new_partitioning]
     if current != target:
         plan.partition_drop = list(table_partitioning)
         plan.partition_add = list(new_partitioning)

@@ -23,7 +23,7 @@ from dbt_common.contracts.constraints import (
 from dbt_common.exceptions import DbtValidationError
 
 from dbt.adapters.lakehouse.models.incremental import iceberg_type
-from dbt.adapters.lakehouse.models.partitioning import parse_partition_by
+from dbt.adapters.lakehouse.models.partitioning import parse_partition_by, same_field_text
 
 CONSTRAINT_SUPPORT = {
     ConstraintType.check: ConstraintSupport.NOT_ENFORCED,
@@ -107,7 +107,7 @@ def table_shape(
     identifier = sorted(_normal(f) for f in found.group(1).split(",") if f.strip()) if found else []
     return (
         tuple((_normal(n), iceberg_type(t), not nullable) for n, t, nullable in schema_fields),
-        tuple(re.sub(r"\s+", "", f.replace("`", "")).lower() for f in partitioning),
+        tuple(same_field_text(f) for f in partitioning),
         tuple(identifier),
     )
 
@@ -122,7 +122,7 @@ def contract_shape(
             (_normal(c["name"]), iceberg_type(c["data_type"]), _normal(c["name"]) in required)
             for c in raw_columns.values()
         ),
-        tuple(re.sub(r"\s+", "", f.replace("`", "")).lower() for f in partitioning),
+        tuple(same_field_text(f) for f in partitioning),
         tuple(sorted(_normal(n) for n in table.identifier_fields)),
     )
 

@@ -294,6 +294,12 @@ def validate_partition_columns(
         )
 
 
+def same_field_text(text: str) -> str:
+    """A partition field's text in one spelling, so a rendered field and DESCRIBE's compare
+    equal (no spaces or backticks, lower case)."""
+    return re.sub(r"\s+", "", text.replace("`", "")).lower()
+
+
 def render_partition_clause(fields: list[PartitionField]) -> str:
     if not fields:
         return ""
