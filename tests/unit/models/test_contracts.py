@@ -102,3 +102,15 @@ def test_a_table_fits_its_contract_only_with_the_same_shape():
     assert table_shape(fields, ["bucket(4, id)"], properties) != wanted
     assert table_shape(fields, ["region"], "[format=iceberg/parquet]") != wanted
     assert table_shape(fields[::-1], ["region"], properties) != wanted
+
+
+def test_primary_key_columns_column_and_model_level_in_order():
+    from dbt.adapters.lakehouse.models.contracts import primary_key_columns
+
+    columns = {
+        "id": {"name": "id", "constraints": [{"type": "primary_key"}]},
+        "day": {"name": "day", "constraints": [{"type": "not_null"}]},
+    }
+    constraints = [{"type": "primary_key", "columns": ["ID", "`day`"]}]
+    assert primary_key_columns(columns, constraints) == ["id", "day"]
+    assert primary_key_columns({"v": {"name": "v"}}, None) == []

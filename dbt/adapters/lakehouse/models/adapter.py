@@ -118,6 +118,12 @@ class ModelMethods(metaclass=AdapterMeta):
         return contracts.contract_table(columns, constraints, self)
 
     @available
+    def contract_primary_key(
+        self, columns: dict[str, Any], constraints: list[Any] | None
+    ) -> list[str]:
+        return contracts.primary_key_columns(columns, constraints)
+
+    @available
     def contract_fits(
         self: LakehouseAdapter,
         relation: BaseRelation,

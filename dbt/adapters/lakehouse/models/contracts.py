@@ -47,6 +47,22 @@ def _unquoted(name: str) -> str:
     return name.strip().strip('`"')
 
 
+def primary_key_columns(
+    raw_columns: dict[str, dict[str, Any]], raw_constraints: list[dict[str, Any]] | None
+) -> list[str]:
+    """The contract's primary key (column- or model-level), its columns as the contract names
+    them (unquoted), in order. No dbt warnings: contract_table gives those, once per build."""
+    key: list[str] = []
+    for column in raw_columns.values():
+        if any(c.get("type") == "primary_key" for c in column.get("constraints") or []):
+            key.append(column["name"])
+    for constraint in raw_constraints or []:
+        if constraint.get("type") == "primary_key":
+            names = [_unquoted(c) for c in constraint.get("columns") or []]
+            key.extend(n for n in names if n.lower() not in {k.lower() for k in key})
+    return key
+
+
 def contract_table(
     raw_columns: dict[str, dict[str, Any]],
     raw_constraints: list[dict[str, Any]],
@@ -56,8 +72,8 @@ def contract_table(
     parsing and support check, so dbt warns about the not-enforced ones as for any adapter."""
     render: Callable[[Any], str | None] = lambda _: None  # noqa: E731
     quoted: dict[str, str] = {}
-    required: set[str] = set()
-    key: list[str] = []
+    key = [name.lower() for name in primary_key_columns(raw_columns, raw_constraints)]
+    required: set[str] = set(key)
     for column in raw_columns.values():
         name = column["name"]
         quoted[name.lower()] = adapter.quote(name) if column.get("quote") else name
@@ -66,15 +82,9 @@ def contract_table(
             adapter.process_parsed_constraint(constraint, render)
             if constraint.type in _REQUIRING:
                 required.add(name.lower())
-            if constraint.type == ConstraintType.primary_key:
-                key.append(name.lower())
     for raw in raw_constraints or []:
         model_constraint: ModelLevelConstraint = adapter._parse_model_constraint(raw)
         adapter.process_parsed_constraint(model_constraint, render)
-        if model_constraint.type == ConstraintType.primary_key:
-            names = [_unquoted(c).lower() for c in model_constraint.columns]
-            required.update(names)
-            key.extend(n for n in names if n not in key)
     unknown = [n for n in sorted(required) if n not in quoted]
     if unknown:
         raise DbtValidationError(

@@ -58,16 +58,6 @@
   {%- if configured is not none or not keyed or not (contract_config and contract_config.enforced) -%}
     {{ return(configured) }}
   {%- endif -%}
-  {%- set key = [] -%}
-  {%- for column in model['columns'].values() -%}
-    {%- for constraint in column.get('constraints') or [] -%}
-      {%- if constraint.get('type') == 'primary_key' -%}{%- do key.append(column['name']) -%}{%- endif -%}
-    {%- endfor -%}
-  {%- endfor -%}
-  {%- for constraint in model.get('constraints') or [] -%}
-    {%- if constraint.get('type') == 'primary_key' -%}
-      {%- for name in constraint.get('columns') or [] if name not in key -%}{%- do key.append(name) -%}{%- endfor -%}
-    {%- endif -%}
-  {%- endfor -%}
+  {%- set key = adapter.contract_primary_key(model['columns'], model.get('constraints')) -%}
   {{ return(key if key else none) }}
 {% endmacro %}
