@@ -149,5 +149,9 @@ class ModelMethods(metaclass=AdapterMeta):
         return clone.plan_clone(self._resolved(), relation, source)
 
     @available
+    def clone_location(self, relation: BaseRelation) -> str:
+        return clone.table_location(self, relation)
+
+    @available
     def clone_sql(self, relation: Any, source: Any, rows: Any, location: str) -> list[str]:
         return clone.zero_copy_sql(relation, source, rows, location)

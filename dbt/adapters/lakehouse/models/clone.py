@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.lakehouse.iceberg.table_name import quote, string_literal
 
 ZERO_COPY = "zero-copy"
@@ -138,6 +140,15 @@ def plan_clone(resolved: Any, target: Any, source: Any) -> dict[str, str]:
     return choose_mode(
         str(target.database), str(source.database), kinds, resolved.read_only
     ).as_dict()
+
+
+def table_location(adapter: Any, relation: Any) -> str:
+    """Where the catalog keeps `relation` (DESCRIBE's Location), for the clone's own folder."""
+    described = adapter.describe_relation(relation)
+    location = None if described is None else described.details.get("Location")
+    if not location:
+        raise DbtRuntimeError(f"dbt-lakehouse: the catalog reports no location for {relation}")
+    return str(location)
 
 
 def zero_copy_sql(target: Any, source: Any, metadata_rows: Any, location: str) -> list[str]:

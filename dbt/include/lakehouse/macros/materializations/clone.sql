@@ -69,7 +69,7 @@
       create table {{ target_relation }} (placed int) using iceberg
     {% endcall %}
   {%- endif -%}
-  {%- set location = lakehouse_table_location(target_relation) -%}
+  {%- set location = adapter.clone_location(target_relation) -%}
   {% call statement('clone_free_name') %}
     drop table {{ target_relation }}
   {% endcall %}
@@ -78,11 +78,4 @@
     {% call statement('clone_step') %}{{ sql }}{% endcall %}
   {%- endfor -%}
   {%- do adapter.cache_added(target_relation) -%}
-{% endmacro %}
-
-{% macro lakehouse_table_location(relation) %}
-  {%- for row in run_query("describe table extended " ~ relation).rows -%}
-    {%- if row[0] | trim == 'Location' -%}{{ return(row[1] | trim) }}{%- endif -%}
-  {%- endfor -%}
-  {{ exceptions.raise_compiler_error("dbt-lakehouse: the catalog reports no location for " ~ relation) }}
 {% endmacro %}
