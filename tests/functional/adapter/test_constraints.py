@@ -27,7 +27,12 @@ from dbt.tests.adapter.constraints.test_constraints import (
 # SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
 pytestmark = pytest.mark.only_profile("local")
 
-_SCHEMA_YML = fixtures.model_schema_yml.replace("data_type: text", "data_type: string")
+
+def _spark_yml(yml: str) -> str:
+    return yml.replace("data_type: text", "data_type: string")
+
+
+_SCHEMA_YML = _spark_yml(fixtures.model_schema_yml)
 
 
 class _SparkTypes:
@@ -88,14 +93,11 @@ class TestIncrementalConstraintsColumnsEqual(_SparkTypes, BaseIncrementalConstra
 # ---- constraints: what the DDL holds, and what a NULL does ------------------------------------
 #
 # Iceberg enforces one constraint: a required field. `not_null` and `primary_key` columns are
-# created NOT NULL (Spark drops NOT NULL from a CTAS, so the table is created from the
-# contract's columns, its rows staged first: the NULL check runs before the target is touched);
+# created NOT NULL (Spark drops NOT NULL from a CTAS, so a first build creates the table from
+# the contract's columns, its rows staged first: the NULL check runs before the target is
+# touched; a rebuild of a table of the same shape is one INSERT OVERWRITE);
 # the key is the table's identifier fields; check, unique and foreign_key are accepted, warned
 # about as not enforced, and left out of the DDL (models/contracts.py).
-
-
-def _spark_yml(yml: str) -> str:
-    return yml.replace("data_type: text", "data_type: string")
 
 
 # The DDL as the suite compares it: every token naming my_model, the staging table
@@ -128,7 +130,13 @@ _CONTRACT_DDL = (
 )
 
 
-class TestTableConstraintsRuntimeDdlEnforcement(BaseConstraintsRuntimeDdlEnforcement):
+class _ContractDdl:
+    @pytest.fixture(scope="class")
+    def expected_sql(self) -> str:
+        return _CONTRACT_DDL
+
+
+class TestTableConstraintsRuntimeDdlEnforcement(_ContractDdl, BaseConstraintsRuntimeDdlEnforcement):
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
@@ -137,13 +145,9 @@ class TestTableConstraintsRuntimeDdlEnforcement(BaseConstraintsRuntimeDdlEnforce
             "constraints_schema.yml": _spark_yml(fixtures.model_fk_constraint_schema_yml),
         }
 
-    @pytest.fixture(scope="class")
-    def expected_sql(self) -> str:
-        return _CONTRACT_DDL
-
 
 class TestIncrementalConstraintsRuntimeDdlEnforcement(
-    BaseIncrementalConstraintsRuntimeDdlEnforcement
+    _ContractDdl, BaseIncrementalConstraintsRuntimeDdlEnforcement
 ):
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
@@ -153,12 +157,8 @@ class TestIncrementalConstraintsRuntimeDdlEnforcement(
             "constraints_schema.yml": _spark_yml(fixtures.model_fk_constraint_schema_yml),
         }
 
-    @pytest.fixture(scope="class")
-    def expected_sql(self) -> str:
-        return _CONTRACT_DDL
 
-
-class TestModelConstraintsRuntimeEnforcement(BaseModelConstraintsRuntimeEnforcement):
+class TestModelConstraintsRuntimeEnforcement(_ContractDdl, BaseModelConstraintsRuntimeEnforcement):
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
@@ -166,10 +166,6 @@ class TestModelConstraintsRuntimeEnforcement(BaseModelConstraintsRuntimeEnforcem
             "foreign_key_model.sql": fixtures.foreign_key_model_sql,
             "constraints_schema.yml": _spark_yml(fixtures.constrained_model_schema_yml),
         }
-
-    @pytest.fixture(scope="class")
-    def expected_sql(self) -> str:
-        return _CONTRACT_DDL
 
 
 class TestConstraintQuotedColumn(BaseConstraintQuotedColumn):
@@ -201,7 +197,7 @@ class TestTableConstraintsRollback(BaseConstraintsRollback):
     def models(self) -> dict[str, str]:
         return {
             "my_model.sql": fixtures.my_model_sql,
-            "constraints_schema.yml": _spark_yml(fixtures.model_schema_yml),
+            "constraints_schema.yml": _SCHEMA_YML,
         }
 
     @pytest.fixture(scope="class")
@@ -214,7 +210,7 @@ class TestIncrementalConstraintsRollback(BaseIncrementalConstraintsRollback):
     def models(self) -> dict[str, str]:
         return {
             "my_model.sql": fixtures.my_incremental_model_sql,
-            "constraints_schema.yml": _spark_yml(fixtures.model_schema_yml),
+            "constraints_schema.yml": _SCHEMA_YML,
         }
 
     @pytest.fixture(scope="class")
