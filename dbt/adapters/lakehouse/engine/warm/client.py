@@ -349,6 +349,18 @@ def _forget_context(spark: Any, gateway: Any) -> None:
     SparkSession._activeSession = None
 
 
+def _still_running(pid: int, grace_seconds: float = 1.0) -> bool:
+    """Whether the engine's JVM still runs once its connection dropped. A killed JVM's sockets
+    close while the kernel tears it down, a moment before it stops counting as running, so
+    it gets a short grace to be gone (paid only when a connection is lost)."""
+    deadline = time.monotonic() + grace_seconds
+    while process_running(pid):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def lost_engine_message(attachment: Attachment | None, exc: BaseException, text: str) -> str | None:
     """One line for a statement whose warm engine went away under it; None for other errors."""
     connection_lost = isinstance(exc, ConnectionError) or (
@@ -356,7 +368,7 @@ def lost_engine_message(attachment: Attachment | None, exc: BaseException, text:
     )
     if attachment is None or not connection_lost:
         return None
-    jvm_running = attachment.jvm_pid is not None and process_running(attachment.jvm_pid)
+    jvm_running = attachment.jvm_pid is not None and _still_running(attachment.jvm_pid)
     what = (
         "closed its connection (the engine itself still runs)"
         if jvm_running and attachment.alive()
