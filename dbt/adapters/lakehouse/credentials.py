@@ -80,6 +80,11 @@ class LakehouseCredentials(Credentials):
     warehouse: str | None = None
     aws_region: str | None = None
     aws_endpoint: str | None = None
+    # An IAM role for the depot's AWS clients (profile/depot/aws_role.py); wins over the depot's.
+    aws_role_arn: str | None = None
+    aws_external_id: str | None = None
+    aws_role_session_name: str | None = None
+    aws_role_duration_seconds: int | None = None
     spark: SparkOptions = field(default_factory=SparkOptions)
     engine: EngineOptions = field(default_factory=EngineOptions)
     # Commit conflicts (another writer won the race) are retried this many times.
@@ -148,6 +153,15 @@ class LakehouseCredentials(Credentials):
             return self.depot
         return f"inline {self.depot.get('type', 'lakehouse')} depot"
 
+    def role_options(self) -> dict[str, Any]:
+        """The profile's aws_role_* keys that are set, for depot resolution."""
+        names = ("aws_role_arn", "aws_external_id", "aws_role_session_name")
+        options: dict[str, Any] = {k: getattr(self, k) for k in names if getattr(self, k)}
+        if self.aws_role_duration_seconds is not None:
+            options["aws_role_duration_seconds"] = self.aws_role_duration_seconds
+        return options
+
+    # aws_external_id is left out on purpose: `dbt debug` prints these.
     def _connection_keys(self) -> tuple[str, ...]:
         return (
             "database",
@@ -156,6 +170,7 @@ class LakehouseCredentials(Credentials):
             "warehouse",
             "aws_region",
             "aws_endpoint",
+            "aws_role_arn",
             "write_audit_publish",
         )
 

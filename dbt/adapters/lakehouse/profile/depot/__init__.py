@@ -112,6 +112,7 @@ def resolve_depot(
     aws_region: str | None,
     aws_endpoint: str | None,
     env: Mapping[str, str] | None = None,
+    aws_role: Mapping[str, Any] | None = None,
     cwd: Path | None = None,
     home: Path | None = None,
 ) -> Depot:
@@ -122,6 +123,7 @@ def resolve_depot(
         home=Path.home() if home is None else home,
         aws_region=(aws_region or "").strip() or None,
         aws_endpoint=(aws_endpoint or "").strip() or None,
+        aws_role=dict(aws_role or {}),
     )
     if depot is None:
         return _embedded_depot(warehouse, ctx)

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
+from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, uri_has_secret
 
 DEPOT_SCHEME = "dataos"
@@ -83,6 +85,11 @@ class DepotSecrets:
     jdbc_user: Secret | None = None
     jdbc_password: Secret | None = None
 
+    def values(self) -> list[str]:
+        """The revealed values that are set, for masking (secrets.scrub)."""
+        held = (getattr(self, f.name) for f in fields(self))
+        return [s.reveal() for s in held if isinstance(s, Secret) and s]
+
 
 _SECRET_KEYS = tuple(f.name for f in fields(DepotSecrets))
 
@@ -97,12 +104,16 @@ class Depot:
     embedded: bool = False
     # spec.tableFormats: the `table_formats` of this depot's tables that set none.
     table_formats: tuple[str, ...] | None = None
+    # The IAM role its AWS clients assume (profile/depot/aws_role.py), if any.
+    aws_role: AwsRole | None = None
 
     def secret_values(self) -> list[str]:
         """Every credential the depot holds, for masking in messages (secrets.scrub)."""
         held = (getattr(self.secrets, f.name) for f in fields(self.secrets))
         values = [s.reveal() for s in held if isinstance(s, Secret) and s]
         values += [v for k, v in self.catalog.properties.items() if is_secret_key(k) and v]
+        if self.aws_role is not None and self.aws_role.external_id:
+            values.append(self.aws_role.external_id.reveal())
         return values
 
 
@@ -113,6 +124,8 @@ class _Context:
     home: Path
     aws_region: str | None
     aws_endpoint: str | None
+    # The profile's aws_role_* keys (they win over the depot's).
+    aws_role: Mapping[str, Any] = field(default_factory=dict)
 
     def getenv(self, name: str) -> str | None:
         # Unset and empty are the same: `export X=` is how shells "unset" in CI files.

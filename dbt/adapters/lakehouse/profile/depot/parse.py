@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.lakehouse.credentials import unknown_key_problems
+from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
@@ -157,11 +158,11 @@ def _parse_secrets(secrets: object, draft: _Draft, problems: list[str]) -> None:
     if not isinstance(secrets, Mapping):
         problems.append(
             f"Depot `secrets` must be a mapping; got {_kind(secrets)}. Accepted keys: "
-            f"{', '.join(_SECRET_KEYS)}."
+            f"{', '.join(_SECRET_KEYS + ROLE_KEYS)}."
         )
         return
-    _check_keys(secrets, _SECRET_KEYS, "secrets", problems)
-    for key in _SECRET_KEYS:
+    _check_keys(secrets, _SECRET_KEYS + ROLE_KEYS, "secrets", problems)
+    for key in _SECRET_KEYS + ROLE_KEYS:
         value = secrets.get(key)
         if value is None:
             continue

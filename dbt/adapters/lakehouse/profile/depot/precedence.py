@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
     CatalogSpec,
@@ -31,6 +32,23 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
     storage = _resolve_storage(draft, ctx, problems)
     catalog = _resolve_catalog(draft, ctx, problems)
     secrets = _resolve_secrets(draft, ctx, problems)
+    aws_role = None
+    if draft.storage_type == "file" and any(k in draft.secrets for k in ROLE_KEYS):
+        problems.append(
+            "aws_role_arn needs S3 storage; got storageType file. Accepted: no aws_role_* keys "
+            "for a local folder."
+        )
+    elif isinstance(storage, S3Storage):
+        default_io = S3_FILE_IO if draft.catalog_type == "glue" else ""
+        io_impl = draft.properties.get("io-impl", default_io)
+        aws_role = resolve_role(
+            draft.secrets,
+            ctx.aws_role,
+            region=storage.region,
+            s3_endpoint=storage.endpoint,
+            uses_s3a=io_impl != S3_FILE_IO,
+            problems=problems,
+        )
     table_formats = None
     if draft.table_formats is not None:
         try:
@@ -40,7 +58,14 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
     if problems or storage is None or catalog is None:
         _raise(problems or ["The depot is incomplete."], name, source)
     return Depot(
-        name, storage, catalog, secrets, source, embedded=False, table_formats=table_formats
+        name,
+        storage,
+        catalog,
+        secrets,
+        source,
+        embedded=False,
+        table_formats=table_formats,
+        aws_role=aws_role,
     )
 
 
@@ -92,7 +117,7 @@ def _resolve_storage(
 
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
-    values = dict(draft.secrets)
+    values = {k: v for k, v in draft.secrets.items() if k not in ROLE_KEYS}
     has_keys = any(k in values for k in ("aws_access_key", "aws_secret_key", "aws_session_token"))
     if has_keys:
         _check_key_pair(
