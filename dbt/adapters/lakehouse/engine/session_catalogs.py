@@ -21,6 +21,7 @@ from dbt.adapters.lakehouse.engine.embedded_catalog import (
     CatalogLease,
     CatalogUnavailable,
 )
+from dbt.adapters.lakehouse.engine.role_conf import ROLE_SYSTEM_PROPERTIES
 from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
@@ -59,6 +60,18 @@ def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
             system.setProperty(prop, wanted[prop])
         else:
             system.clearProperty(prop)
+    # A role's STS region and endpoint (engine/role_conf.py): cleared only when an earlier
+    # session of this JVM set them, so a user's own -Daws.region stays.
+    for prop in ROLE_SYSTEM_PROPERTIES:
+        if prop in wanted:
+            system.setProperty(prop, wanted[prop])
+            _ROLE_PROPERTIES_SET.add(prop)
+        elif prop in _ROLE_PROPERTIES_SET:
+            system.clearProperty(prop)
+            _ROLE_PROPERTIES_SET.discard(prop)
+
+
+_ROLE_PROPERTIES_SET: set[str] = set()
 
 
 def initialize_s3a_credentials(spark: SparkSession, spec: EngineSpec) -> None:

@@ -15,8 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
+from dbt.adapters.lakehouse.engine.role_conf import (
+    BASE_KEY_PROPERTIES,
+    iceberg_role_conf,
+    s3a_role_conf,
+)
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,
     Secret,
@@ -43,11 +49,7 @@ TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvide
 SYSTEM_PROPERTY_CREDENTIALS = (
     "software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider"
 )
-GLUE_KEY_PROPERTIES = {
-    "aws_access_key": "aws.accessKeyId",
-    "aws_secret_key": "aws.secretAccessKey",
-    "aws_session_token": "aws.sessionToken",
-}
+GLUE_KEY_PROPERTIES = BASE_KEY_PROPERTIES
 
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -255,7 +257,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         io_impl = catalog.properties.get("io-impl", default_io)
         conf[f"{prefix}.io-impl"] = io_impl
         if io_impl == S3_FILE_IO:
-            _s3fileio(storage, secrets, prefix, conf, secret_catalog)
+            _s3fileio(storage, secrets, prefix, conf, secret_catalog, depot.aws_role is None)
             needs.add("aws-sdk-v2")
         else:
             # The default depot's settings are the session's; a mounted one's are its
@@ -267,10 +269,19 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
                 secret_hadoop,
                 secret_catalog,
                 None if default else prefix,
+                depot.aws_role,
             )
             needs.add("s3a")
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
+    if depot.aws_role is not None and isinstance(storage, S3Storage):
+        # Iceberg's own AWS clients (S3FileIO, Glue) as the role (engine/role_conf.py); with
+        # HadoopFileIO and a rest/jdbc/hadoop/nessie catalog no Iceberg AWS client is built.
+        if catalog.type == "glue" or conf.get(f"{prefix}.io-impl") == S3_FILE_IO:
+            role = iceberg_role_conf(depot.aws_role, secrets, prefix, storage.region)
+            conf.update(role.conf)
+            secret_catalog.update(role.secret)
+            secret_system.update(role.system_properties)
 
     # Passed-through properties win over what is derived above; secret-looking ones are
     # applied at runtime like the depot's own secrets.
@@ -311,6 +322,7 @@ def _s3a(
     secret_hadoop: dict[str, str],
     secret_catalog: dict[str, str],
     catalog_prefix: str | None = None,
+    role: AwsRole | None = None,
 ) -> None:
     """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO.
 
@@ -341,6 +353,8 @@ def _s3a(
             secret_target[f"{secret_scope}session.token"] = secrets.aws_session_token.reveal()
             provider = TEMPORARY_CREDENTIALS
         conf[f"{scope}aws.credentials.provider"] = provider
+    if role is not None:
+        conf.update(s3a_role_conf(role, secrets, scope))
     # Without keys the provider stays unset: s3a's default chain (env, profile, instance role).
 
 
@@ -350,13 +364,15 @@ def _s3fileio(
     prefix: str,
     conf: dict[str, str],
     secret_catalog: dict[str, str],
+    with_keys: bool = True,
 ) -> None:
-    """Route 2: Iceberg's own S3FileIO (AWS SDK v2), configured as catalog properties."""
+    """Route 2: Iceberg's own S3FileIO (AWS SDK v2), configured as catalog properties.
+    Without `with_keys` (a depot with a role) the keys only sign the AssumeRole."""
     conf[f"{prefix}.client.region"] = storage.region
     if storage.endpoint:
         conf[f"{prefix}.s3.endpoint"] = storage.endpoint
         conf[f"{prefix}.s3.path-style-access"] = "true"
-    if secrets.aws_access_key and secrets.aws_secret_key:
+    if with_keys and secrets.aws_access_key and secrets.aws_secret_key:
         secret_catalog[f"{prefix}.s3.access-key-id"] = secrets.aws_access_key.reveal()
         secret_catalog[f"{prefix}.s3.secret-access-key"] = secrets.aws_secret_key.reveal()
         _put_secret(secret_catalog, f"{prefix}.s3.session-token", secrets.aws_session_token)

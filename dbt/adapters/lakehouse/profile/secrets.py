@@ -21,6 +21,8 @@ SECRET_KEY_WORDS = (
     "apikey",
     "api[.-]key",
     "credential",
+    # An STS external id (client.assume-role.external-id): shared between two parties only.
+    "external[.-]?id",
 )
 # Spark masks the values of matching keys in SET, the UI and event logs (spark.redaction.regex,
 # a Java regex matched against keys); the same pattern decides what is kept out of SparkConf.
