@@ -7,9 +7,14 @@ catalog. No secret reaches a message: every text passes `scrub`.
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.profile.depot import Depot, S3Storage
+from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.preflight_catalog import HttpGet, check_rest_catalog, urllib_get
 from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
+from dbt.adapters.lakehouse.profile.preflight_role import (
+    StsClientFactory,
+    assume_for_checks,
+    boto3_sts_client,
+)
 from dbt.adapters.lakehouse.profile.preflight_s3 import S3Checks, S3ClientFactory, boto3_s3_client
 from dbt.adapters.lakehouse.profile.secrets import scrub
 
@@ -23,12 +28,22 @@ def run_preflight(
     s3_client_factory: S3ClientFactory = boto3_s3_client,
     http_get: HttpGet = urllib_get,
     timeout: float = DEFAULT_TIMEOUT,
+    sts_client_factory: StsClientFactory = boto3_sts_client,
 ) -> PreflightReport:
     """Every check that applies to `depot`; problems are collected, not raised one by one."""
     report = PreflightReport()
     hidden = depot.secret_values()
     if isinstance(depot.storage, S3Storage):
-        S3Checks(depot.storage, depot.secrets, s3_client_factory, timeout, report).run()
+        secrets: DepotSecrets | None = depot.secrets
+        principal = "these credentials"
+        if depot.aws_role is not None:
+            # S3 is checked as the role, with its temporary credentials (hidden like the keys).
+            role = depot.aws_role
+            secrets = assume_for_checks(role, depot.secrets, sts_client_factory, timeout, report)
+            hidden += [] if secrets is None else secrets.values()
+            principal = f"role {role.arn}"
+        if secrets is not None:
+            S3Checks(depot.storage, secrets, s3_client_factory, timeout, report, principal).run()
     if depot.catalog.type == "rest":
         check_rest_catalog(
             depot.catalog, depot.storage.warehouse_uri, depot.secrets, http_get, timeout, report

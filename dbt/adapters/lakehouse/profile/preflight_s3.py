@@ -57,7 +57,9 @@ class S3Checks:
         client_factory: S3ClientFactory,
         timeout: float,
         report: PreflightReport,
+        principal: str = "these credentials",
     ) -> None:
+        self.principal = principal
         self.storage = storage
         self.secrets = secrets
         self.client_factory = client_factory
@@ -222,7 +224,7 @@ class S3Checks:
                 f"S3 denied s3:{action} on {location} (403{_named(code)}). "
                 f"Fix: grant s3:{action} on arn:aws:s3:::{bucket}"
                 + ("" if action == "ListBucket" else f"/{self.prefix}*")
-                + " to these credentials (dbt-lakehouse needs s3:ListBucket, s3:GetObject, "
+                + f" to {self.principal} (dbt-lakehouse needs s3:ListBucket, s3:GetObject, "
                 "s3:PutObject and s3:DeleteObject on the prefix), or use keys that have it."
             )
         return f"S3 s3:{action} on {location} failed with HTTP {status}{aws_says}."
