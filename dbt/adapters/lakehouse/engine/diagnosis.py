@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dbt.adapters.lakehouse.engine.role_errors import explain_role_denied
 from dbt.adapters.lakehouse.exceptions import (
     AccessDeniedError,
     CatalogUnreachableError,
@@ -176,6 +177,8 @@ class CatalogContext:
     region: str | None = None
     endpoint: str | None = None
     default: bool = False
+    bucket: str | None = None
+    role_arn: str | None = None  # the IAM role its AWS clients act as (engine/role_errors.py)
 
     def described(self) -> str:
         if self.kind == "glue":
@@ -199,7 +202,7 @@ def explain_engine_error(
     these errors.
     """
     if "Status Code: 403" in text or "AccessDeniedException" in text:
-        return _explain_s3_denied(text)
+        return explain_role_denied(_explain_s3_denied(text), text, catalogs or {})
     region = _explain_wrong_region(text)
     if region is not None:
         return region
@@ -218,11 +221,8 @@ def explain_engine_error(
         return missing
     views = _VIEWS_UNSUPPORTED.search(text)
     if views is not None:
-        catalog = (
-            f"The catalog '{views.group('catalog')}'"
-            if views.group("catalog")
-            else ("This catalog")
-        )
+        named = views.group("catalog")
+        catalog = f"The catalog '{named}'" if named else "This catalog"
         return (
             f"{catalog} cannot hold views: Iceberg's hadoop and glue catalogs have none (jdbc, "
             "rest and nessie catalogs do). Fix: materialize the model as a table "

@@ -131,6 +131,8 @@ def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogCo
         region=storage.region if isinstance(storage, S3Storage) else None,
         endpoint=depot.catalog.properties.get("glue.endpoint") if glue else None,
         default=default,
+        bucket=storage.bucket if isinstance(storage, S3Storage) else None,
+        role_arn=depot.aws_role.arn if depot.aws_role else None,
     )
 
 
