@@ -311,7 +311,11 @@ def test_s3_without_endpoint_or_keys(kind: str) -> None:
     plan = plan_for(kind, S3)
     assert plan.conf[f"{C}.warehouse"] == "s3://bkt/wh"  # the s3 scheme is kept
     assert plan.conf[f"{C}.io-impl"] == "org.apache.iceberg.hadoop.HadoopFileIO"
-    assert s3a_keys(plan) == {"spark.hadoop.fs.s3.impl", "spark.hadoop.fs.s3a.endpoint.region"}
+    assert s3a_keys(plan) == {
+        "spark.hadoop.fs.s3.impl",
+        "spark.hadoop.fs.s3a.endpoint.region",
+        "spark.hadoop.fs.s3a.aws.credentials.provider",  # the SDK's default chain
+    }
     assert plan.conf["spark.hadoop.fs.s3.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
     assert plan.conf["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
     assert plan.secret_hadoop_conf == {}
@@ -366,9 +370,12 @@ def test_s3_with_session_token() -> None:
     }
 
 
-def test_s3_without_keys_leaves_the_default_chain() -> None:
+def test_s3_without_keys_uses_the_sdk_default_chain() -> None:
+    # The SDK's chain, not s3a's shorter default: it has web identity (EKS) and the profile file.
     plan = plan_for("hadoop", S3, DepotSecrets(aws_session_token=Secret(SESSION_TOKEN)))
-    assert "spark.hadoop.fs.s3a.aws.credentials.provider" not in plan.conf
+    assert plan.conf["spark.hadoop.fs.s3a.aws.credentials.provider"] == (
+        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+    )
     assert plan.secret_hadoop_conf == {}
 
 

@@ -23,7 +23,8 @@ ASSUMED_ROLE_PROVIDER = "org.apache.hadoop.fs.s3a.auth.AssumedRoleCredentialProv
 SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # The SDK v1 default chain: environment, system properties, web identity (EKS), profile,
-# container and instance credentials.
+# container and instance credentials. Also s3a's provider for a depot with neither keys nor a
+# role: s3a's own default list (Hadoop 3.3.4) has no web identity and no ~/.aws profile.
 SDK_V1_DEFAULT_CHAIN = "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
 ASSUME_ROLE_FACTORY = "org.apache.iceberg.aws.AssumeRoleAwsClientFactory"
 # The SDK v2's service-specific endpoint override (read when a client is built).

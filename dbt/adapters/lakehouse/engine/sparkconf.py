@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.role_conf import (
     BASE_KEY_PROPERTIES,
+    SDK_V1_DEFAULT_CHAIN,
     iceberg_role_conf,
     s3a_role_conf,
 )
@@ -277,8 +278,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
     if depot.aws_role is not None and isinstance(storage, S3Storage):
-        # Iceberg's own AWS clients (S3FileIO, Glue) as the role (engine/role_conf.py); with
-        # HadoopFileIO and a rest/jdbc/hadoop/nessie catalog no Iceberg AWS client is built.
+        # Iceberg's AWS clients (S3FileIO, Glue) act as the role too (engine/role_conf.py).
         if catalog.type == "glue" or conf.get(f"{prefix}.io-impl") == S3_FILE_IO:
             role = iceberg_role_conf(depot.aws_role, secrets, prefix, storage.region)
             conf.update(role.conf)
@@ -357,7 +357,8 @@ def _s3a(
         conf[f"{scope}aws.credentials.provider"] = provider
     if role is not None:
         conf.update(s3a_role_conf(role, secrets, scope))
-    # Without keys the provider stays unset: s3a's default chain (env, profile, instance role).
+    elif not (secrets.aws_access_key and secrets.aws_secret_key):
+        conf[f"{scope}aws.credentials.provider"] = SDK_V1_DEFAULT_CHAIN
 
 
 def _s3fileio(
@@ -368,8 +369,7 @@ def _s3fileio(
     secret_catalog: dict[str, str],
     with_keys: bool = True,
 ) -> None:
-    """Route 2: Iceberg's own S3FileIO (AWS SDK v2), configured as catalog properties.
-    Without `with_keys` (a depot with a role) the keys only sign the AssumeRole."""
+    """Route 2: Iceberg's S3FileIO (SDK v2) as catalog properties; no keys with a role."""
     conf[f"{prefix}.client.region"] = storage.region
     if storage.endpoint:
         conf[f"{prefix}.s3.endpoint"] = storage.endpoint
