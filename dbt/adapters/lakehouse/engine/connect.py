@@ -52,10 +52,11 @@ def start_connect_session(spec: EngineSpec) -> Any:
     shown = safe_url(spec.master)
     if spec.secret_system_properties:
         raise ConnectUnsupportedError(
-            f"Depot {spec.depot_label} gives a glue catalog AWS keys, which the adapter hands "
-            "the Glue client as system properties of the driver's JVM; under Spark Connect "
-            f"({shown}) that JVM is the server's. Fix: give the server the keys (its "
-            "environment, or an instance role) and leave them out of the depot."
+            f"Depot {spec.depot_label} gives a glue catalog AWS keys, or an IAM role to "
+            "Iceberg's AWS clients, which the adapter hands them as system properties of the "
+            f"driver's JVM; under Spark Connect ({shown}) that JVM is the server's. Fix: give "
+            "the server the keys or role (its environment, or an instance role) and leave "
+            "them out of the depot."
         )
     try:
         from pyspark.sql.connect.session import SparkSession as ConnectSession
