@@ -57,10 +57,12 @@ def test_s3a_assumes_the_role_with_the_depot_keys() -> None:
 
 
 def test_s3a_without_keys_assumes_the_role_from_the_default_chain() -> None:
-    plan = build_spark_conf_plan(depot(CatalogSpec("hadoop"), role(), DepotSecrets()), "lh")
+    the_role = role(sts_region="eu-west-1")  # AWS's STS: no endpoint, so no signing region
+    plan = build_spark_conf_plan(depot(CatalogSpec("hadoop"), the_role, DepotSecrets()), "lh")
     provider = plan.conf["spark.hadoop.fs.s3a.assumed.role.credentials.provider"]
     assert provider == "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
     assert "spark.hadoop.fs.s3a.assumed.role.sts.endpoint" not in plan.conf
+    assert "spark.hadoop.fs.s3a.assumed.role.sts.endpoint.region" not in plan.conf
 
 
 def test_a_mounted_depot_s_role_is_its_catalog_s_own() -> None:

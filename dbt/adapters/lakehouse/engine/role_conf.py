@@ -53,9 +53,8 @@ def s3a_role_conf(role: AwsRole, secrets: DepotSecrets, scope: str) -> dict[str,
         f"{scope}assumed.role.credentials.provider": base,
     }
     if role.sts_endpoint:
+        # s3a signs for this region (required with an endpoint); without one, AWS's STS.
         conf[f"{scope}assumed.role.sts.endpoint"] = role.sts_endpoint
-    if role.sts_endpoint or role.sts_region:
-        # s3a needs the region whenever an endpoint is given; without one it is AWS's own.
         conf[f"{scope}assumed.role.sts.endpoint.region"] = role.sts_region or "us-east-1"
     return conf
 
