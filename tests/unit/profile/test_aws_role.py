@@ -175,3 +175,13 @@ def test_profile_keys_reach_resolution_and_the_external_id_is_not_shown() -> Non
     shown = dict(creds.connection_info())
     assert shown["aws_role_arn"] == ARN
     assert "aws_external_id" not in shown and EXTERNAL_ID not in repr(creds)
+
+
+def test_a_profile_role_with_a_file_depot_is_refused(tmp_path: Path) -> None:
+    depot = {
+        "type": "lakehouse",
+        "spec": {"storageType": "file", "file": {"path": str(tmp_path / "wh")}},
+        "catalog": {"type": "hadoop"},
+    }
+    with pytest.raises(DepotConfigError, match="aws_role_arn needs S3 storage"):
+        resolve(depot, tmp_path, aws_role_arn=ARN)

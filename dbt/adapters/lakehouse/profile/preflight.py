@@ -1,8 +1,9 @@
 """`dbt debug` preflight: is the depot's storage and catalog usable, checked before Spark starts.
 
 This module owns which checks apply to a depot and their one report: the S3 checks
-(preflight_s3.py) for S3 storage, the REST catalog check (preflight_catalog.py) for a REST
-catalog. No secret reaches a message: every text passes `scrub`.
+(preflight_s3.py) for S3 storage, run as the depot's IAM role when it has one
+(preflight_role.py), the REST catalog check (preflight_catalog.py) for a REST catalog. No
+secret reaches a message: every text passes `scrub`.
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
     catalog = _resolve_catalog(draft, ctx, problems)
     secrets = _resolve_secrets(draft, ctx, problems)
     aws_role = None
-    if draft.storage_type == "file" and any(k in draft.secrets for k in ROLE_KEYS):
+    wants_role = bool(ctx.aws_role) or any(k in draft.secrets for k in ROLE_KEYS)
+    if draft.storage_type == "file" and wants_role:
         problems.append(
             "aws_role_arn needs S3 storage; got storageType file. Accepted: no aws_role_* keys "
             "for a local folder."
