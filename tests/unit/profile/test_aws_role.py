@@ -185,3 +185,18 @@ def test_a_profile_role_with_a_file_depot_is_refused(tmp_path: Path) -> None:
     }
     with pytest.raises(DepotConfigError, match="aws_role_arn needs S3 storage"):
         resolve(depot, tmp_path, aws_role_arn=ARN)
+
+
+def test_a_profile_role_without_a_depot_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(DepotConfigError, match="names an AWS role .* but it has no depot"):
+        resolve_depot(
+            depot=None,
+            depots_file=None,
+            warehouse=str(tmp_path / "wh"),
+            aws_region=None,
+            aws_endpoint=None,
+            env={},
+            cwd=tmp_path,
+            home=tmp_path,
+            aws_role={"aws_role_arn": ARN},
+        )

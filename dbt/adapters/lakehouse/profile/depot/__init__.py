@@ -126,6 +126,12 @@ def resolve_depot(
         aws_role=dict(aws_role or {}),
     )
     if depot is None:
+        if ctx.aws_role:
+            raise DepotConfigError(
+                "The profile names an AWS role (aws_role_*), but it has no depot: the embedded "
+                "lakehouse is a local folder. Accepted: a `depot:` on S3 beside the role keys, "
+                "or no aws_role_* keys."
+            )
         return _embedded_depot(warehouse, ctx)
     if isinstance(depot, Mapping):
         draft, problems = _draft_from_entry(depot)
