@@ -23,12 +23,17 @@ SECRET_KEY_WORDS = (
     "credential",
     # An STS external id (client.assume-role.external-id): shared between two parties only.
     "external[.-]?id",
+    # Azure: fs.azure.account.key.<host>, adls.auth.shared-key.account.key, a connection string
+    # (it carries AccountKey= or SharedAccessSignature=).
+    "account[._-]?key",
+    "connection[._-]?string",
 )
 # Spark masks the values of matching keys in SET, the UI and event logs (spark.redaction.regex,
 # a Java regex matched against keys); the same pattern decides what is kept out of SparkConf.
 REDACTION_REGEX = "(?i)" + "|".join(SECRET_KEY_WORDS)
 _SECRET_KEY_RE = re.compile(REDACTION_REGEX)
-_SECRET_IN_URI = re.compile(r"(?i)(password|secret|token)=")
+# `sig=` is the signature of an Azure SAS token in a URL.
+_SECRET_IN_URI = re.compile(r"(?i)(password|secret|token|sig)=")
 
 
 class Secret:

@@ -21,7 +21,7 @@ from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, uri_ha
 DEPOT_SCHEME = "dataos"
 ENV_DEPOT = "env"
 CATALOG_TYPES = ("rest", "hadoop", "jdbc", "glue", "nessie")
-STORAGE_TYPES = ("s3", "file")
+STORAGE_TYPES = ("s3", "file", "abfss")
 ENV_DEPOT_TYPES = ("S3", "LAKEHOUSE")
 DEPOTS_FILE_NAME = "depots.yml"
 
@@ -43,6 +43,37 @@ class S3Storage:
     def warehouse_uri(self) -> str:
         suffix = f"/{self.relative_path}" if self.relative_path else ""
         return f"s3://{self.bucket}{suffix}"
+
+
+@dataclass(frozen=True)
+class AbfssStorage:
+    """ADLS Gen2: a container (file system) of a storage account, and a folder in it.
+
+    `endpoint` replaces the public `https://<account>.dfs.core.windows.net` (an emulator, a
+    private endpoint); an http one is reached as `abfs://`, since `abfss://` always means TLS.
+    """
+
+    account: str
+    container: str
+    relative_path: str
+    endpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
+
+    @property
+    def host(self) -> str:
+        return f"{self.account}.dfs.core.windows.net"
+
+    @property
+    def scheme(self) -> str:
+        plain = (self.endpoint or "").lower().startswith("http://")
+        return "abfs" if plain else "abfss"
+
+    @property
+    def warehouse_uri(self) -> str:
+        suffix = f"/{self.relative_path}" if self.relative_path else ""
+        return f"{self.scheme}://{self.container}@{self.host}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -84,6 +115,12 @@ class DepotSecrets:
     apikey: Secret | None = None
     jdbc_user: Secret | None = None
     jdbc_password: Secret | None = None
+    # abfss: one of an account key, a SAS token, or a service principal (all three).
+    azure_account_key: Secret | None = None
+    azure_sas_token: Secret | None = None
+    azure_client_id: Secret | None = None
+    azure_client_secret: Secret | None = None
+    azure_tenant_id: Secret | None = None
 
     def values(self) -> list[str]:
         """The revealed values that are set, for masking (secrets.scrub)."""
@@ -97,7 +134,7 @@ _SECRET_KEYS = tuple(f.name for f in fields(DepotSecrets))
 @dataclass(frozen=True)
 class Depot:
     name: str
-    storage: S3Storage | LocalStorage
+    storage: S3Storage | LocalStorage | AbfssStorage
     catalog: CatalogSpec
     secrets: DepotSecrets
     source: str

@@ -14,12 +14,14 @@ from typing import Any
 
 from dbt.adapters.lakehouse.credentials import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
+from dbt.adapters.lakehouse.profile.depot.azure import check_account, check_container
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
-_SPEC_KEYS = ("storageType", "s3", "file", "tableFormats")
+_SPEC_KEYS = ("storageType", "s3", "file", "abfss", "tableFormats")
 _S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
 _FILE_KEYS = ("path",)
+_ABFSS_KEYS = ("account", "container", "relativePath", "endpoint")
 _CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
 
 
@@ -33,6 +35,8 @@ class _Draft:
     region: str | None = None
     endpoint: str | None = None
     file_path: str | None = None
+    account: str | None = None
+    container: str | None = None
     catalog_type: str | None = "rest"
     catalog_uri: str | None = None
     catalog_warehouse: str | None = None
@@ -62,7 +66,9 @@ def _draft_from_entry(entry: object) -> tuple[_Draft, list[str]]:
 def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
     accepted = (
         "Accepted: spec: {storageType: s3, s3: {bucket: <bucket>, relativePath: <prefix>, "
-        "region: <region>, endpoint: <url>}} or spec: {storageType: file, file: {path: <folder>}}."
+        "region: <region>, endpoint: <url>}}, spec: {storageType: abfss, abfss: {account: "
+        "<storage account>, container: <container>, relativePath: <prefix>}} or spec: "
+        "{storageType: file, file: {path: <folder>}}."
     )
     if not isinstance(spec, Mapping):
         given = "it is missing" if spec is None else f"got {_kind(spec)}"
@@ -81,7 +87,7 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         )
         return
     draft.storage_type = storage_type.lower()
-    keys = _S3_KEYS if draft.storage_type == "s3" else _FILE_KEYS
+    keys = {"s3": _S3_KEYS, "file": _FILE_KEYS, "abfss": _ABFSS_KEYS}[draft.storage_type]
     section = spec.get(draft.storage_type)
     where = f"spec.{draft.storage_type}"
     if not isinstance(section, Mapping):
@@ -96,6 +102,9 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         if draft.file_path is None:
             problems.append(f"{where}.path is missing. Accepted: a local folder path.")
         return
+    if draft.storage_type == "abfss":
+        _parse_abfss(section, draft, where, problems)
+        return
     bucket = _opt_str(section, "bucket", where, problems)
     if bucket is None:
         problems.append(f"{where}.bucket is missing. Accepted: a bucket name, e.g. my-bucket.")
@@ -103,6 +112,23 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         draft.bucket = bucket
     draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
     draft.region = _opt_str(section, "region", where, problems)
+    draft.endpoint = _opt_str(section, "endpoint", where, problems)
+
+
+def _parse_abfss(
+    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+) -> None:
+    account = _opt_str(section, "account", where, problems)
+    container = _opt_str(section, "container", where, problems)
+    if account is None:
+        problems.append(f"{where}.account is missing. Accepted: a storage account name.")
+    elif check_account(account, f"{where}.account", problems):
+        draft.account = account
+    if container is None:
+        problems.append(f"{where}.container is missing. Accepted: a container name.")
+    elif check_container(container, f"{where}.container", problems):
+        draft.container = container
+    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
     draft.endpoint = _opt_str(section, "endpoint", where, problems)
 
 

@@ -14,8 +14,14 @@ from typing import NoReturn
 from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
+from dbt.adapters.lakehouse.profile.depot.azure import (
+    AZURE_SECRET_ENV,
+    abfss_secrets,
+    abfss_storage,
+)
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
+    AbfssStorage,
     CatalogSpec,
     Depot,
     DepotSecrets,
@@ -72,7 +78,11 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
 
 def _resolve_storage(
     draft: _Draft, ctx: _Context, problems: list[str]
-) -> S3Storage | LocalStorage | None:
+) -> S3Storage | LocalStorage | AbfssStorage | None:
+    if draft.storage_type == "abfss":
+        return abfss_storage(
+            draft.account, draft.container, draft.relative_path, draft.endpoint, problems
+        )
     if draft.storage_type == "file" and draft.file_path:
         try:
             return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
@@ -119,6 +129,15 @@ def _resolve_storage(
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
     values = {k: v for k, v in draft.secrets.items() if k not in ROLE_KEYS}
+    if draft.storage_type == "abfss":
+        io_impl = draft.properties.get("io-impl")
+        values.update(abfss_secrets(values, ctx, draft.catalog_type, io_impl, problems))
+    elif azure := [k for k in AZURE_SECRET_ENV if k in values]:
+        problems.append(
+            f"secrets {', '.join(azure)} apply to storageType abfss only; this depot's storage "
+            f"is {draft.storage_type or 'not set'}. Accepted: remove them, or use storageType "
+            "abfss."
+        )
     has_keys = any(k in values for k in ("aws_access_key", "aws_secret_key", "aws_session_token"))
     if has_keys:
         _check_key_pair(
@@ -216,10 +235,11 @@ def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> Catal
             + "); remove it, or choose catalog.type rest, nessie or jdbc."
         )
     # The only place this rule lives: engine/sparkconf.py relies on no resolved Depot breaking it.
-    if kind == "glue" and draft.storage_type == "file":
+    if kind == "glue" and draft.storage_type in ("file", "abfss"):
         problems.append(
-            "The glue catalog needs S3 storage; got storageType file. Accepted: storageType "
-            "s3 with glue, or a hadoop/jdbc catalog for a local folder."
+            f"The glue catalog needs S3 storage; got storageType {draft.storage_type}. "
+            "Accepted: storageType s3 with glue, or a hadoop/jdbc/rest/nessie catalog for "
+            "other storage."
         )
     return CatalogSpec(kind, uri, draft.catalog_warehouse, dict(draft.properties))
 
