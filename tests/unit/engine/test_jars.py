@@ -206,7 +206,15 @@ def test_hadoop_aws_matches_the_hadoop_inside_the_installed_pyspark() -> None:
 
 
 def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
-    assert sorted(CACHED_JARS) == ["aws-sdk-v2", "h2", "iceberg", "postgresql", "s3a"]
+    assert sorted(CACHED_JARS) == [
+        "abfs",
+        "aws-sdk-v2",
+        "azure-sdk",
+        "h2",
+        "iceberg",
+        "postgresql",
+        "s3a",
+    ]
     for jar_set in CACHED_JARS.values():
         assert jar_set.sources[0].origin.startswith("Maven Central ")
         for source in jar_set.sources:
@@ -216,8 +224,9 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
         for first, second in zip(names, names[1:], strict=False):
             shared = first.keys() & second.keys()
             assert all(first[n] == second[n] for n in shared)
-    # Only the AWS SDK v2 has no registry but Maven Central.
-    assert [n for n, s in CACHED_JARS.items() if len(s.sources) == 1] == ["aws-sdk-v2"]
+    # Only the cloud SDKs and hadoop-azure have no registry but Maven Central.
+    only_maven = sorted(n for n, s in CACHED_JARS.items() if len(s.sources) == 1)
+    assert only_maven == ["abfs", "aws-sdk-v2", "azure-sdk"]
 
 
 def closed_port() -> int:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.role_conf import (
     BASE_KEY_PROPERTIES,
@@ -22,7 +23,7 @@ from dbt.adapters.lakehouse.engine.role_conf import (
     s3a_role_conf,
 )
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot import AbfssStorage, Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,
@@ -275,6 +276,14 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
                 depot.aws_role,
             )
             needs.add("s3a")
+    if isinstance(storage, AbfssStorage):
+        io_impl = catalog.properties.get("io-impl", default_io_impl(secrets))
+        conf[f"{prefix}.io-impl"] = io_impl
+        azure = abfss_plan(storage, secrets, prefix, io_impl, default)
+        conf.update(azure.conf)
+        secret_catalog.update(azure.secret_catalog)
+        secret_hadoop.update(azure.secret_hadoop)
+        needs |= azure.jar_needs
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
     if depot.aws_role is not None and isinstance(storage, S3Storage):

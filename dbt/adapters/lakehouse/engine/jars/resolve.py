@@ -51,10 +51,12 @@ def resolve_jars(
     for need in sorted(set(needs)):
         if packages_cover(need, packages):
             continue  # Spark resolves the user's coordinates, dependencies included
-        if need == "aws-sdk-v2" and extra:
+        if need in ("aws-sdk-v2", "azure-sdk") and extra:
             continue  # user-supplied: we cannot know which of their jars carries the SDK
         if need == "s3a" and user_supplies_hadoop_aws(extra):
             continue  # the user's hadoop-aws comes with the SDK it was built against
+        if need == "abfs" and any(Path(str(p)).name.startswith("hadoop-azure-") for p in extra):
+            continue
         jar_set = CACHED_JARS.get(need)
         if jar_set is None:
             problems.append(f"no source is known for the jar set '{need}'")
@@ -88,7 +90,7 @@ def resolve_jars(
 
 def _fix(jar_set: CachedJarSet) -> str:
     fix = f"run `dbt-lakehouse install`, or set {_overrides(jar_set)} to the jars' paths"
-    if jar_set.need == "aws-sdk-v2":
+    if jar_set.need in ("aws-sdk-v2", "azure-sdk"):
         # No registry but Maven Central ships the SDK v2 unshaded.
         fix += ", or list the bundle under `spark: {jars: [...]}` in the profile"
     coordinates = " / ".join(p.rstrip(":") for p in PACKAGES_REPLACING.get(jar_set.need, ()))

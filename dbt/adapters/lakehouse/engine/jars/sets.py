@@ -202,8 +202,50 @@ AWS_SDK_V2_JARS = CachedJarSet(
     required=False,
 )
 
+# ADLS Gen2 through Hadoop's ABFS: hadoop-azure of pyspark's Hadoop. Its other dependencies
+# are in pyspark's wheel (Jackson 1.x, httpclient, Hadoop's shaded Guava) or unused by ABFS
+# (azure-storage and jetty-util-ajax serve wasb://, wildfly-openssl is skipped by JSSE mode).
+ABFS_JARS = CachedJarSet(
+    need="abfs",
+    sources=(
+        maven_jar(
+            "org.apache.hadoop",
+            "hadoop-azure",
+            HADOOP_VERSION,
+            "37adcc23d4db068834acf2b21b6931b609a43cf0a9b4926c440f472af7abad01",
+            "LAKEHOUSE_HADOOP_AZURE_JAR",
+        ),
+    ),
+    required=False,
+)
+
+# The Azure SDK for Iceberg's ADLSFileIO (whose classes are in the runtime jar). 1.10.0 is the
+# newest 1.10.x bundle Maven Central serves; it holds only the SDK, like the AWS bundle.
+AZURE_SDK_JARS = CachedJarSet(
+    need="azure-sdk",
+    sources=(
+        maven_jar(
+            "org.apache.iceberg",
+            "iceberg-azure-bundle",
+            "1.10.0",
+            "f143be94b94bb380e76d1c45ee9a63e143f4a7f813c6aa1ed72f5bfd44f52d05",
+            "LAKEHOUSE_ICEBERG_AZURE_BUNDLE_JAR",
+        ),
+    ),
+    required=False,
+)
+
 CACHED_JARS: dict[str, CachedJarSet] = {
-    s.need: s for s in (ICEBERG_JARS, H2_JARS, POSTGRESQL_JARS, S3A_JARS, AWS_SDK_V2_JARS)
+    s.need: s
+    for s in (
+        ICEBERG_JARS,
+        H2_JARS,
+        POSTGRESQL_JARS,
+        S3A_JARS,
+        AWS_SDK_V2_JARS,
+        ABFS_JARS,
+        AZURE_SDK_JARS,
+    )
 }
 
 # `spark.jars.packages` coordinates (group:artifact prefixes) that replace a set: Spark resolves
@@ -214,6 +256,8 @@ PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
     "postgresql": ("org.postgresql:postgresql:",),
     "s3a": ("org.apache.hadoop:hadoop-aws:",),
     "aws-sdk-v2": ("org.apache.iceberg:iceberg-aws-bundle:", "software.amazon.awssdk:"),
+    "abfs": ("org.apache.hadoop:hadoop-azure:",),
+    "azure-sdk": ("org.apache.iceberg:iceberg-azure-bundle:", "com.azure:"),
 }
 
 
