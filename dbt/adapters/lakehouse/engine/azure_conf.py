@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from dbt.adapters.lakehouse.profile.depot.azure import (
     ADLS_FILE_IO,
+    AZURE_LOGIN_HOST,
     KEY,
     SAS,
     SERVICE_PRINCIPAL,
@@ -29,7 +30,6 @@ HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 ABFS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.AzureBlobFileSystem"
 ABFSS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 CLIENT_CREDENTIALS = "org.apache.hadoop.fs.azurebfs.oauth2.ClientCredsTokenProvider"
-AZURE_LOGIN = "https://login.microsoftonline.com"
 
 # Session-wide ABFS settings (no secrets). JSSE, not OpenSSL: Hadoop's default mode tries
 # wildfly-openssl first, a jar pyspark does not ship. Retries: ABFS's defaults (30 attempts,
@@ -118,7 +118,7 @@ def _abfs(
         secrets.azure_client_secret.reveal()
     )
     secret_target[f"{secret_scope}fs.azure.account.oauth2.client.endpoint.{host}"] = (
-        f"{AZURE_LOGIN}/{tenant}/oauth2/token"
+        f"https://{AZURE_LOGIN_HOST}/{tenant}/oauth2/token"
     )
 
 

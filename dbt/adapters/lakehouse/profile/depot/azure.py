@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, _Context
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 ADLS_FILE_IO = "org.apache.iceberg.azure.adlsv2.ADLSFileIO"
+# Microsoft Entra ID, where a service principal gets its tokens (Azure's public cloud).
+AZURE_LOGIN_HOST = "login.microsoftonline.com"
 
 KEY = "account key"
 SAS = "SAS token"
@@ -82,6 +85,15 @@ def abfss_storage(
         )
         return None
     if account is None or container is None:
+        return None
+    host = (urlsplit(endpoint).hostname or "") if endpoint else ""
+    named = re.match(r"^([a-z0-9]+)\.(?:dfs|blob)\.", host)
+    if named and named.group(1) != account:
+        problems.append(
+            f"spec.abfss.endpoint names account '{named.group(1)}', but spec.abfss.account is "
+            f"'{account}'. Given: endpoint {safe_url(endpoint or '')}. Accepted: the same "
+            f"account in both (https://{account}.dfs.core.windows.net), or no endpoint."
+        )
         return None
     return AbfssStorage(
         account=account,
