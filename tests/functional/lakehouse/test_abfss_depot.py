@@ -11,6 +11,7 @@ listings, a service principal, the hadoop catalog on abfss. docs/tests.md lists 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -26,6 +27,7 @@ from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
 from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from functional.infra.azurite import AzuriteServer
+from functional.infra.servers import compiled_java, pyspark_jars
 
 pytestmark = pytest.mark.only_profile("local")
 
@@ -176,6 +178,51 @@ def test_generated_keys_are_ones_hadoop_azure_and_iceberg_read(azurite: AzuriteS
     assert seen >= 12
 
 
+# --- Hadoop's ABFS in a JVM, with the generated conf -------------------------------------------
+
+ABFS_READ = Path(__file__).parents[1] / "infra" / "AbfsRead.java"
+
+
+def abfs_steps(azurite: AzuriteServer, key: str, tmp_path: Path) -> list[str]:
+    """AbfsRead's report of reading warehouse/abfs/hello.txt, then writing beside it, with the
+    Hadoop settings the adapter generates for an account-key depot (session-wide ones)."""
+    depot = resolved(abfss_depot(azurite, {"azure_account_key": key}))
+    plan = build_spark_conf_plan(depot, "c")
+    settings = {
+        k.removeprefix("spark.hadoop."): v
+        for k, v in plan.conf.items()
+        if k.startswith("spark.hadoop.")
+    }
+    settings.update(plan.secret_hadoop_conf)
+    properties = tmp_path / "abfs.properties"
+    properties.touch(mode=0o600)  # it holds the key: not on the command line
+    properties.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    classpath = [*ABFS_JARS.install(), pyspark_jars()]
+    classes = compiled_java(ABFS_READ, classpath, "abfs-read")
+    uri = f"{depot.storage.warehouse_uri}/abfs/hello.txt"
+    java = shutil.which("java") or "java"
+    run = subprocess.run(
+        [java, "-cp", ":".join(map(str, [classes, *classpath])), "AbfsRead", str(properties), uri],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert key not in run.stdout + run.stderr
+    return [line for line in run.stdout.splitlines() if line.startswith(("ok ", "failed "))]
+
+
+def test_hadoop_abfs_reads_with_the_generated_conf(azurite: AzuriteServer, tmp_path: Path) -> None:
+    """ABFS signs with the depot's key and Azurite checks the signature: a status and a read
+    pass, a wrong key is refused. A write needs the DFS API, which Azurite lacks (400)."""
+    blob = "warehouse/abfs/hello.txt"
+    azurite.container_client().upload_blob(blob, b"hello-abfs", overwrite=True)
+    steps = abfs_steps(azurite, azurite.key, tmp_path)
+    assert steps[:2] == ["ok status length=10", "ok read hello-abfs"], steps
+    assert steps[2].startswith("failed AbfsRestOperationException") and "400, PUT" in steps[2]
+    wrong = abfs_steps(azurite, azurite.key[:-8] + "AAAAAAA=", tmp_path)
+    assert len(wrong) == 1 and wrong[0].startswith("failed ") and "403" in wrong[0], wrong
+
+
 # --- dbt, end to end -------------------------------------------------------------------------
 
 MODELS = {
@@ -183,46 +230,68 @@ MODELS = {
     "select * from values (1, 'a'), (2, 'b') as t(id, v)",
     "az_orders.sql": "{{ config(materialized='table', database='az') }}\n"
     "select id * 10 as id, v from {{ ref('orders') }}",
+    "key_orders.sql": "{{ config(materialized='table', database='azkey') }}\n"
+    "select id + 1 as id, v from {{ ref('az_orders') }}",
 }
-ROW_TEST = (
-    "select * from (select count(*) as n, sum(id) as s from {{ ref('az_orders') }})"
-    " where not (n = 2 and s = 30)"
-)
+ROW_TESTS = {
+    "az_rows.sql": "select * from (select count(*) as n, sum(id) as s from {{ ref('az_orders') }})"
+    " where not (n = 2 and s = 30)",
+    "key_rows.sql": "select * from (select count(*) as n, sum(id) as s from "
+    "{{ ref('key_orders') }}) where not (n = 2 and s = 32)",
+}
 
 
-def test_dbt_builds_into_a_mounted_abfss_depot(
+def azure_depot(azurite: AzuriteServer, name: str, catalog: str, extra: str, secret: str) -> str:
+    return (
+        f"  {name}:\n    type: lakehouse\n"
+        "    spec:\n      storageType: abfss\n"
+        f"      abfss: {{account: {azurite.account}, container: {azurite.container}, "
+        f"relativePath: warehouse/{name}, endpoint: '{azurite.endpoint}'}}\n"
+        f"    catalog: {{type: jdbc, uri: '{catalog}'{extra}}}\n"
+        f"    secrets: {{{secret}: \"{{{{ env_var('LAKEHOUSE_TEST_{name.upper()}') }}}}\"}}\n"
+    )
+
+
+def test_dbt_builds_into_mounted_abfss_depots(
     azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A local depot and an abfss one in one profile: debug, then build; the az table's files
-    are Azurite's blobs, written and read back through ADLSFileIO with the depot's key."""
+    """A local depot and two abfss ones in one profile, each with its own credential: a SAS
+    token (Iceberg's ADLSFileIO, the default for it) and the account key with ADLSFileIO asked
+    for. `dbt debug`, then a build whose tables' files are Azurite's blobs, written and read
+    back (the data tests) through ADLSFileIO."""
     project = tmp_path / "proj"
     (project / "models").mkdir(parents=True)
     (project / "tests").mkdir()
     for name, sql in MODELS.items():
         (project / "models" / name).write_text(sql)
-    (project / "tests" / "az_rows.sql").write_text(ROW_TEST)
+    for name, sql in ROW_TESTS.items():
+        (project / "tests" / name).write_text(sql)
     (project / "dbt_project.yml").write_text(
         "name: az\nversion: '1.0'\nconfig-version: 2\nprofile: az\n"
     )
     catalog = f"jdbc:h2:file:{tmp_path}/azcatalog/iceberg;DATABASE_TO_LOWER=TRUE"
+    sas = azurite.sas("racwdl")
     (project / "depots.yml").write_text(
         "depots:\n"
         "  local:\n    type: lakehouse\n"
         f"    spec: {{storageType: file, file: {{path: {tmp_path / 'lake'}}}}}\n"
         "    catalog: {type: hadoop}\n"
-        "  azlake:\n    type: lakehouse\n"
-        "    spec:\n      storageType: abfss\n"
-        f"      abfss: {{account: {azurite.account}, container: {azurite.container}, "
-        f"relativePath: warehouse, endpoint: '{azurite.endpoint}'}}\n"
-        f"    catalog: {{type: jdbc, uri: '{catalog}', properties: {{io-impl: {ADLS_FILE_IO}}}}}\n"
-        "    secrets: {azure_account_key: \"{{ env_var('LAKEHOUSE_TEST_AZURE_KEY') }}\"}\n"
+        + azure_depot(azurite, "azsas", catalog, "", "azure_sas_token")
+        + azure_depot(
+            azurite,
+            "azkey",
+            catalog,
+            f", properties: {{io-impl: {ADLS_FILE_IO}}}",
+            "azure_account_key",
+        )
     )
     (project / "profiles.yml").write_text(
         "az:\n  target: dev\n  outputs:\n    dev:\n      type: lakehouse\n      schema: s\n"
         f"      depot: dataos://local\n      depots_file: {project / 'depots.yml'}\n"
-        "      depots: {az: dataos://azlake}\n"
+        "      depots: {az: dataos://azsas, azkey: dataos://azkey}\n"
     )
-    monkeypatch.setenv("LAKEHOUSE_TEST_AZURE_KEY", azurite.key)
+    monkeypatch.setenv("LAKEHOUSE_TEST_AZSAS", sas)
+    monkeypatch.setenv("LAKEHOUSE_TEST_AZKEY", azurite.key)
     for args in (["debug"], ["build"]):
         run = subprocess.run(
             [str(Path(sys.executable).parent / "dbt"), *args, "--profiles-dir", str(project)],
@@ -232,10 +301,12 @@ def test_dbt_builds_into_a_mounted_abfss_depot(
             timeout=600,
         )
         output = run.stdout + run.stderr
-        assert azurite.key not in output
+        assert azurite.key not in output and sas not in output
         assert run.returncode == 0, f"{args}: {output[-3000:]}"
-    assert "PASS=3" in output, output[-3000:]
-    blobs = [b.name for b in azurite.container_client().list_blobs(name_starts_with="warehouse/")]
-    assert any(n.startswith("warehouse/s/az_orders/data/") for n in blobs), blobs
-    assert any(n.endswith(".metadata.json") for n in blobs), blobs
+    assert "PASS=5" in output, output[-3000:]
+    client = azurite.container_client()
+    for name, table in (("azsas", "az_orders"), ("azkey", "key_orders")):
+        blobs = [b.name for b in client.list_blobs(name_starts_with=f"warehouse/{name}/")]
+        assert any(n.startswith(f"warehouse/{name}/s/{table}/data/") for n in blobs), blobs
+        assert any(n.endswith(".metadata.json") for n in blobs), blobs
     assert not (tmp_path / "lake" / "s" / "az_orders").exists()

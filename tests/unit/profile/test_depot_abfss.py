@@ -169,3 +169,13 @@ def test_glue_needs_s3() -> None:
     assert "The glue catalog needs S3 storage; got storageType abfss" in error_of(
         entry(catalog={"type": "glue"})
     )
+
+
+def test_an_endpoint_naming_another_account_is_refused() -> None:
+    message = error_of(entry(endpoint="https://otheracct.dfs.core.windows.net"))
+    assert "spec.abfss.endpoint names account 'otheracct'" in message
+
+
+def test_a_private_endpoint_of_the_same_account() -> None:
+    depot = resolve(entry(endpoint="https://mylakehouse.dfs.core.windows.net/"))
+    assert depot.storage.warehouse_uri.startswith("abfss://lake@mylakehouse.dfs.core.windows.net")
