@@ -7,6 +7,7 @@ import pytest
 
 from dbt.adapters.lakehouse.engine.azure_conf import ABFS_LIMITS, CLIENT_CREDENTIALS
 from dbt.adapters.lakehouse.engine.sparkconf import HADOOP_FILE_IO, build_spark_conf_plan
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
     CatalogSpec,
@@ -114,7 +115,9 @@ def test_mounted_abfss_beside_s3_keeps_its_own_settings() -> None:
         DepotSecrets(aws_access_key=Secret("AKIAFAKE1234"), aws_secret_key=Secret("s3-secret")),
         "inline depot",
     )
-    plan = build_spark_conf_plan(s3, "main", {"raw": depot(KEY_SECRETS), "sp": depot(SP_SECRETS)})
+    other = AbfssStorage("acct", "other", "wh")
+    mounted = {"raw": depot(KEY_SECRETS), "sp": depot(SP_SECRETS, storage=other)}
+    plan = build_spark_conf_plan(s3, "main", mounted)
     raw = "spark.sql.catalog.raw"
     assert plan.conf[f"{raw}.hadoop.fs.azure.account.auth.type.{HOST}"] == "SharedKey"
     assert plan.secret_catalog_conf[f"{raw}.hadoop.fs.azure.account.key.{HOST}"] == KEY
@@ -145,3 +148,13 @@ def test_mounted_abfss_beside_s3_keeps_its_own_settings() -> None:
 )
 def test_azure_secret_keys_are_recognised(key: str) -> None:
     assert is_secret_key(key)
+
+
+def test_two_abfs_depots_on_one_container_must_share_their_credentials() -> None:
+    with pytest.raises(DepotConfigError, match="Hadoop keeps one client per container"):
+        build_spark_conf_plan(depot(KEY_SECRETS), "lh", {"sp": depot(SP_SECRETS, name="sp")})
+    # The same credentials, or one of them through ADLSFileIO (a client per catalog), are fine.
+    build_spark_conf_plan(depot(KEY_SECRETS), "lh", {"again": depot(KEY_SECRETS, name="again")})
+    build_spark_conf_plan(depot(KEY_SECRETS), "lh", {"sas": depot(SAS_SECRETS, REST, name="sas")})
+    other = AbfssStorage("acct", "other", "wh")
+    build_spark_conf_plan(depot(KEY_SECRETS), "lh", {"o": depot(SP_SECRETS, storage=other)})

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.azure import (
     ADLS_FILE_IO,
     AZURE_LOGIN_HOST,
@@ -24,7 +25,7 @@ from dbt.adapters.lakehouse.profile.depot.azure import (
     SERVICE_PRINCIPAL,
     credential_form,
 )
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, DepotSecrets
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, DepotSecrets
 
 HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 ABFS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.AzureBlobFileSystem"
@@ -73,6 +74,37 @@ def abfss_plan(
     if io_impl == ADLS_FILE_IO:
         _adls_file_io(storage, secrets, form, prefix, plan)
     return plan
+
+
+def claim_container(
+    owners: dict[tuple[str, str], tuple[str, Depot]], catalog_name: str, depot: Depot
+) -> None:
+    """Hadoop caches one ABFS client per container (scheme, container@host, user), built from
+    the settings of whichever catalog reached it first: two depots whose files go through ABFS
+    on one container must agree on them. ADLSFileIO keeps a client per catalog."""
+    storage = depot.storage
+    if not isinstance(storage, AbfssStorage) or not _uses_abfs(depot):
+        return
+    earlier = owners.setdefault((storage.account, storage.container), (catalog_name, depot))
+    other_name, other = earlier
+    if other is depot or (
+        _revealed(other.secrets) == _revealed(depot.secrets)
+        and getattr(other.storage, "endpoint", None) == storage.endpoint
+    ):
+        return
+    raise DepotConfigError(
+        f"Depots '{other.name}' (catalog {other_name}) and '{depot.name}' (catalog "
+        f"{catalog_name}) both reach container '{storage.container}' of account "
+        f"'{storage.account}' through Hadoop's ABFS with different credentials or endpoints; "
+        "Hadoop keeps one client per container, so one container has one set. Accepted: "
+        "depots on different containers, the same credentials for a shared container, or "
+        f"catalog.properties.io-impl: {ADLS_FILE_IO} (a client per catalog) for one of them."
+    )
+
+
+def _uses_abfs(depot: Depot) -> bool:
+    io_impl = depot.catalog.properties.get("io-impl", default_io_impl(depot.secrets))
+    return io_impl != ADLS_FILE_IO or depot.catalog.type == "hadoop"
 
 
 def _abfs(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, default_io_impl
+from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, claim_container, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.role_conf import (
     BASE_KEY_PROPERTIES,
@@ -111,6 +111,8 @@ def build_spark_conf_plan(
     plan = _catalog_plan(depot, catalog_name, default=True)
     s3_owners: dict[str, tuple[str, Depot]] = {}
     _claim_bucket(s3_owners, catalog_name, depot)
+    abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
+    claim_container(abfs_owners, catalog_name, depot)
     for name, other in (mounted or {}).items():
         if name == catalog_name:
             raise DepotConfigError(
@@ -118,6 +120,7 @@ def build_spark_conf_plan(
                 "own depot is mounted as (profile `database`). Accepted: any other catalog name."
             )
         _claim_bucket(s3_owners, name, other)
+        claim_container(abfs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
 
