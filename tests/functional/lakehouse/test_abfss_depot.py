@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from functional.infra.azurite import AzuriteServer
 from functional.infra.servers import compiled_java, pyspark_jars
+from functional.lakehouse import warm
 
 pytestmark = pytest.mark.only_profile("local")
 
@@ -252,13 +252,11 @@ def azure_depot(azurite: AzuriteServer, name: str, catalog: str, extra: str, sec
     )
 
 
-def test_dbt_builds_into_mounted_abfss_depots(
-    azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A local depot and two abfss ones in one profile, each with its own credential: a SAS
-    token (Iceberg's ADLSFileIO, the default for it) and the account key with ADLSFileIO asked
-    for. `dbt debug`, then a build whose tables' files are Azurite's blobs, written and read
-    back (the data tests) through ADLSFileIO."""
+def write_project(
+    azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sas: str, key: str
+) -> Path:
+    """A local depot, and two abfss depots mounted as catalogs az (the SAS token) and azkey
+    (the account key, with ADLSFileIO asked for); the secrets in the environment."""
     project = tmp_path / "proj"
     (project / "models").mkdir(parents=True)
     (project / "tests").mkdir()
@@ -270,7 +268,6 @@ def test_dbt_builds_into_mounted_abfss_depots(
         "name: az\nversion: '1.0'\nconfig-version: 2\nprofile: az\n"
     )
     catalog = f"jdbc:h2:file:{tmp_path}/azcatalog/iceberg;DATABASE_TO_LOWER=TRUE"
-    sas = azurite.sas("racwdl")
     (project / "depots.yml").write_text(
         "depots:\n"
         "  local:\n    type: lakehouse\n"
@@ -291,18 +288,28 @@ def test_dbt_builds_into_mounted_abfss_depots(
         "      depots: {az: dataos://azsas, azkey: dataos://azkey}\n"
     )
     monkeypatch.setenv("LAKEHOUSE_TEST_AZSAS", sas)
-    monkeypatch.setenv("LAKEHOUSE_TEST_AZKEY", azurite.key)
+    monkeypatch.setenv("LAKEHOUSE_TEST_AZKEY", key)
+    return project
+
+
+def dbt(project: Path, engine_home: Path, *args: str) -> tuple[int, str]:
+    """`dbt` in its own process, on the test's own warm engines (stopped when it ends)."""
+    run = warm.dbt(project, engine_home, *args)
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_dbt_builds_into_mounted_abfss_depots(
+    azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_home: Path
+) -> None:
+    """`dbt debug`, then a build whose abfss tables' files are Azurite's blobs, written and
+    read back (the data tests) through ADLSFileIO: with the SAS token by default, with the
+    account key where the depot asks for ADLSFileIO."""
+    sas = azurite.sas("racwdl")
+    project = write_project(azurite, tmp_path, monkeypatch, sas, azurite.key)
     for args in (["debug"], ["build"]):
-        run = subprocess.run(
-            [str(Path(sys.executable).parent / "dbt"), *args, "--profiles-dir", str(project)],
-            cwd=str(project),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        output = run.stdout + run.stderr
+        code, output = dbt(project, engine_home, *args)
         assert azurite.key not in output and sas not in output
-        assert run.returncode == 0, f"{args}: {output[-3000:]}"
+        assert code == 0, f"{args}: {output[-3000:]}"
     assert "PASS=5" in output, output[-3000:]
     client = azurite.container_client()
     for name, table in (("azsas", "az_orders"), ("azkey", "key_orders")):
@@ -310,3 +317,18 @@ def test_dbt_builds_into_mounted_abfss_depots(
         assert any(n.startswith(f"warehouse/{name}/s/{table}/data/") for n in blobs), blobs
         assert any(n.endswith(".metadata.json") for n in blobs), blobs
     assert not (tmp_path / "lake" / "s" / "az_orders").exists()
+
+
+def test_dbt_debug_names_the_mounted_depot_azure_refused(
+    azurite: AzuriteServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_home: Path
+) -> None:
+    """The preflight of every depot runs before Spark: a wrong key of the mounted `azkey`
+    depot fails `dbt debug` naming that depot and the fix, with neither secret shown."""
+    sas, wrong = azurite.sas("racwdl"), azurite.key[:-8] + "AAAAAAA="
+    project = write_project(azurite, tmp_path, monkeypatch, sas, wrong)
+    code, output = dbt(project, engine_home, "debug")
+    assert code != 0
+    assert "`depots: azkey` 'azkey'" in output, output[-3000:]
+    assert "refused the account key" in output and "key1 or key2" in output
+    for secret in (sas, wrong, azurite.key):
+        assert secret not in output
