@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.profile.depot.model import Depot, S3Storage
+from dbt.adapters.lakehouse.profile.depot.azure import blob_endpoint
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, S3Storage
 from dbt.adapters.lakehouse.profile.secrets import MASK
 
-_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+_AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+# object_store's names (deltalake's storage_options) of the depot's Azure secrets.
+_AZURE_OPTIONS = {
+    "azure_account_key": "azure_storage_account_key",
+    "azure_sas_token": "azure_storage_sas_token",
+    "azure_client_id": "azure_storage_client_id",
+    "azure_client_secret": "azure_storage_client_secret",
+    "azure_tenant_id": "azure_storage_tenant_id",
+}
+_SECRET_OPTIONS = (*_AWS_SECRET_OPTIONS, *_AZURE_OPTIONS.values())
 
 
 class StorageOptions(dict[str, str]):
@@ -22,6 +32,8 @@ class StorageOptions(dict[str, str]):
 def storage_options(depot: Depot | None) -> dict[str, str]:
     """delta-rs (object_store) options for the depot's storage: its own endpoint, region and
     keys, so the log lands where the catalog's files are, with the same credentials."""
+    if depot is not None and isinstance(depot.storage, AbfssStorage):
+        return _azure_options(depot, depot.storage)
     if depot is None or not isinstance(depot.storage, S3Storage):
         return StorageOptions()
     storage = depot.storage
@@ -31,7 +43,7 @@ def storage_options(depot: Depot | None) -> dict[str, str]:
         if storage.endpoint.lower().startswith("http://"):
             options["AWS_ALLOW_HTTP"] = "true"
     for key, secret in zip(
-        _SECRET_OPTIONS,
+        _AWS_SECRET_OPTIONS,
         (
             depot.secrets.aws_access_key,
             depot.secrets.aws_secret_key,
@@ -41,4 +53,19 @@ def storage_options(depot: Depot | None) -> dict[str, str]:
     ):
         if secret:
             options[key] = secret.reveal()
+    return options
+
+
+def _azure_options(depot: Depot, storage: AbfssStorage) -> StorageOptions:
+    """ADLS Gen2 through object_store's Azure client (the Blob API), with the depot's one
+    credential form; an endpoint (a private one, an emulator) as its Blob URL."""
+    options = StorageOptions(azure_storage_account_name=storage.account)
+    if storage.endpoint:
+        options["azure_storage_endpoint"] = blob_endpoint(storage)
+        if storage.endpoint.lower().startswith("http://"):
+            options["allow_http"] = "true"
+    for name, option in _AZURE_OPTIONS.items():
+        secret = getattr(depot.secrets, name)
+        if secret:
+            options[option] = secret.reveal()
     return options

@@ -21,25 +21,15 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from dbt.adapters.lakehouse.profile.depot import AbfssStorage, DepotSecrets
-from dbt.adapters.lakehouse.profile.depot.azure import AZURE_LOGIN_HOST
+from dbt.adapters.lakehouse.profile.depot.azure import AZURE_LOGIN_HOST, blob_endpoint
 from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 
 # (storage, secrets, timeout) -> an azure.storage.blob.ContainerClient (or a stand-in).
 AbfssClientFactory = Callable[[AbfssStorage, DepotSecrets, float], Any]
-
-
-def blob_endpoint(storage: AbfssStorage) -> str:
-    """The Blob service URL of the depot's account: its endpoint with `.dfs.` made `.blob.`."""
-    if storage.endpoint is None:
-        return f"https://{storage.account}.blob.core.windows.net"
-    parts = urlsplit(storage.endpoint)
-    host = parts.netloc.replace(".dfs.", ".blob.", 1)
-    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
 
 
 class ClientSecretToken:

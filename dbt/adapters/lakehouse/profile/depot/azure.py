@@ -103,6 +103,16 @@ def abfss_storage(
     )
 
 
+def blob_endpoint(storage: AbfssStorage) -> str:
+    """The Blob service URL of the depot's account: its endpoint with `.dfs.` made `.blob.`
+    (the preflight's and delta-rs's way in; both speak the Blob API)."""
+    if storage.endpoint is None:
+        return f"https://{storage.account}.blob.core.windows.net"
+    parts = urlsplit(storage.endpoint)
+    host = parts.netloc.replace(".dfs.", ".blob.", 1)
+    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+
+
 def credential_form(values: Mapping[str, str]) -> str | None:
     """Which credential form `values` (secret name -> value) hold; None when none."""
     if values.get("azure_account_key"):
