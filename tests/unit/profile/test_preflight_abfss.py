@@ -140,3 +140,15 @@ def test_a_service_principal_gets_its_token_from_its_tenant() -> None:
     credential = client.credential
     assert isinstance(credential, ClientSecretToken)
     assert credential._url == "https://login.microsoftonline.com/tid-1/oauth2/v2.0/token"
+
+
+def test_run_preflight_checks_abfss_storage_and_scrubs_its_secret() -> None:
+    from dbt.adapters.lakehouse.profile.depot import CatalogSpec, Depot
+    from dbt.adapters.lakehouse.profile.preflight import run_preflight
+
+    error = azure_error(ClientAuthenticationError, "AuthenticationFailed", 403, f"bad {KEY}")
+    client = FakeContainer({"list": error})
+    depot = Depot("az", STORAGE, CatalogSpec("hadoop"), KEY_SECRETS, "inline depot")
+    report = run_preflight(depot, abfss_client_factory=lambda *_: client)
+    assert client.calls == ["list"]
+    assert len(report.problems) == 1 and KEY not in report.problems[0]
