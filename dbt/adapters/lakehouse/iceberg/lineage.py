@@ -47,12 +47,32 @@ def is_node_id(connection_name: str | None) -> bool:
     return len(parts) >= 3 and parts[0] in NODE_TYPES and all(parts)
 
 
+# (invocation id, node) -> entries every later commit of that node carries besides its name:
+# what `lakehouse.changes` consumed (changes/plan.py), so the record and the rows it produced
+# are one commit.
+_NODE_ENTRIES: dict[tuple[str, str], dict[str, str]] = {}
+_NODE_ENTRIES_LOCK = threading.Lock()
+
+
 def commit_properties(invocation_id: str, connection_name: str | None) -> dict[str, str]:
     """The snapshot summary entries a statement run on this connection commits with."""
     properties = {INVOCATION_KEY: invocation_id}
     if is_node_id(connection_name):
         properties[NODE_KEY] = str(connection_name)
+        with _NODE_ENTRIES_LOCK:
+            properties.update(_NODE_ENTRIES.get((invocation_id, str(connection_name)), {}))
     return properties
+
+
+def add_node_entries(invocation_id: str, node: str, entries: Mapping[str, str]) -> None:
+    """From now on in this invocation, every commit of `node` also carries `entries`."""
+    with _NODE_ENTRIES_LOCK:
+        _NODE_ENTRIES.setdefault((invocation_id, node), {}).update(entries)
+
+
+def lineage_off_reason(spark: Any) -> str | None:
+    """Why this session's commits cannot carry lineage entries, or None when they can."""
+    return _reflected(spark).failure
 
 
 # --- which statements can commit --------------------------------------------------------------
@@ -87,17 +107,17 @@ class _Reflected:
     context: Any  # the SparkContext these belong to; a restarted session has a new one
     thread_local: Any = None
     iceberg: java.Bridge | None = None
-    # (invocation id, node) -> the Java map committed with, built once per node and run
-    maps: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    # the entries -> the Java map committed with, built once per node and run
+    maps: dict[tuple[tuple[str, str], ...], Any] = field(default_factory=dict)
     failure: str | None = None
 
     def java_map(self, properties: Mapping[str, str]) -> Any:
-        key = (properties[INVOCATION_KEY], properties.get(NODE_KEY))
+        key = tuple(sorted(properties.items()))
         found = self.maps.get(key)
         if found is None:
             if len(self.maps) >= _MAPS_KEPT:
                 self.maps.clear()
-            flat = [item for pair in sorted(properties.items()) for item in pair]
+            flat = [item for pair in key for item in pair]
             assert self.iceberg is not None
             found = self.maps[key] = self.iceberg.map_of(*flat)
         return found

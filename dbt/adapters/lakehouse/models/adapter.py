@@ -1,6 +1,7 @@
 """The adapter's methods for what models declare (impl.py mixes them in): the incremental
-strategy a model runs with and its config checks, partitioning, contracts, grants and `dbt
-clone`. Each is exposed to macros (`adapter.<name>`) and delegates to its feature's module.
+strategy a model runs with and its config checks, the upstream changes it reads, partitioning,
+contracts, grants and `dbt clone`. Each is exposed to macros (`adapter.<name>`) and delegates to
+its feature's module.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.base.relation import BaseRelation
 
+from dbt.adapters.lakehouse.changes import adapter as changes
 from dbt.adapters.lakehouse.models import clone, contracts, grants
 from dbt.adapters.lakehouse.models.incremental import (
     iceberg_type,
@@ -155,3 +157,42 @@ class ModelMethods(metaclass=AdapterMeta):
     @available
     def clone_sql(self, relation: Any, source: Any, rows: Any, location: str) -> list[str]:
         return clone.zero_copy_sql(relation, source, rows, location)
+
+    # ---- upstream changes (changes/) ---------------------------------------------------------
+
+    @available
+    def changes_relation(
+        self: LakehouseAdapter,
+        relation: Any,
+        this: Any,
+        node_id: str | None,
+        incremental: bool,
+        on_lost_changes: str | None,
+        execute: bool,
+    ) -> str:
+        """`lakehouse.changes(relation)`: what changed upstream since the model `this` consumed
+        it last, as a relation to select from."""
+        return changes.changes_sql(
+            self, relation, this, node_id, incremental, on_lost_changes, execute
+        )
+
+    @available
+    def changes_rebuild(self, node_id: str) -> bool:
+        """Whether the model's upstream changes were lost, so its table is rebuilt this run."""
+        return changes.rebuilds(node_id)
+
+    @available
+    def changes_read(self, node_id: str) -> bool:
+        """Whether the model read upstream changes when it compiled on this run."""
+        return changes.reads_changes(node_id)
+
+    @available
+    def changes_columns(self, node_id: str, columns: list[Any]) -> list[str]:
+        """The changelog columns among the model's, when it reads changes: the materialization
+        applies them (deletes, the latest change per key) and writes the other columns."""
+        names = [str(getattr(column, "name", column)) for column in columns]
+        return changes.applied_columns(node_id, names)
+
+    @available
+    def changes_merge_default(self, node_id: str, name: str) -> Any:
+        return changes.merge_default(node_id, name)

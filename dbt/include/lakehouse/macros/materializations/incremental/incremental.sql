@@ -8,7 +8,9 @@
   {%- set unique_key = lakehouse_unique_key() -%}
   {%- set strategy = lakehouse_validate_incremental_strategy(config.get('incremental_strategy'), unique_key) -%}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
-  {%- set full_refresh_mode = should_full_refresh() -%}
+  {#- A model reading upstream changes it lost (lakehouse.changes, on_lost_changes: full) read
+      the whole upstream when it compiled: its table is rebuilt from those rows. -#}
+  {%- set full_refresh_mode = should_full_refresh() or adapter.changes_rebuild(model.unique_id) -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -32,9 +34,22 @@
   {#- A Python model runs now; its DataFrame is read as a temporary view. -#}
   {%- set python_view = lakehouse_python_model_view() if model.language == 'python' else none -%}
   {%- set model_sql = compiled_code if python_view is none else 'select * from ' ~ python_view -%}
+  {#- Rows from lakehouse.changes carrying its changelog columns: a merge applies them (the
+      latest change per key, deletes), the other strategies write the inserts; the changelog
+      columns themselves are never written. -#}
+  {%- set change_columns = [] -%}
+  {%- set query_columns = [] -%}
+  {%- if model.language == 'sql' and adapter.changes_read(model.unique_id) -%}
+    {%- set query_columns = get_column_schema_from_query(model_sql) -%}
+    {%- set change_columns = adapter.changes_columns(model.unique_id, query_columns) -%}
+    {%- if change_columns and strategy != 'merge' -%}
+      {%- set model_sql = lakehouse_changes_rows_sql(model_sql, query_columns, change_columns) -%}
+    {%- endif -%}
+  {%- endif -%}
 
   {%- if not incremental_run -%}
-    {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, model_sql) -%}
+    {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, model_sql,
+                                                               change_columns if strategy == 'merge' else []) -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
@@ -44,9 +59,20 @@
     {%- endcall -%}
     {%- set model_columns = adapter.get_columns_in_relation(tmp_relation) -%}
     {%- do lakehouse_validate_incremental_columns(strategy, model_columns) -%}
+    {%- set schema_relation = tmp_relation -%}
+    {%- if change_columns and strategy == 'merge' -%}
+      {#- The merge reads the changelog columns from the new rows; the table's columns are
+          compared with the others. -#}
+      {%- set model_columns = model_columns | rejectattr('name', 'in', change_columns) | list -%}
+      {%- set schema_relation = make_temp_relation(this, '__dbt_tmp_data') -%}
+      {%- call statement('create_tmp_data_relation') -%}
+        create or replace temporary view {{ schema_relation }} as
+        select {{ model_columns | map(attribute='quoted') | join(', ') }} from {{ tmp_relation }}
+      {%- endcall -%}
+    {%- endif -%}
     {#- Checked on every run: partition_by must still name columns the model produces. -#}
     {%- do lakehouse_partition_clause_for(model_columns | map(attribute='name') | list) -%}
-    {%- set dest_columns = process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- set dest_columns = process_schema_changes(on_schema_change, schema_relation, existing_relation) -%}
     {%- if not dest_columns -%}
       {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
     {%- endif -%}
@@ -54,7 +80,7 @@
       {%- do adapter.materialize_temp_view(tmp_relation.identifier) -%}
     {%- endif -%}
     {%- set new_keys_may_be_null = true -%}
-    {%- if strategy == 'merge' and not config.get('latest_by') -%}
+    {%- if strategy == 'merge' and not lakehouse_merge_setting('latest_by') -%}
       {%- set new_keys_may_be_null = lakehouse_check_new_keys(tmp_relation, unique_key) -%}
     {%- endif -%}
     {%- set incremental_predicates = config.get('predicates') or config.get('incremental_predicates') -%}
@@ -74,6 +100,7 @@
 
   {%- if incremental_run -%}
     {% do adapter.drop_temp_view(tmp_relation.identifier) %}
+    {%- if schema_relation.identifier != tmp_relation.identifier -%}{% do adapter.drop_temp_view(schema_relation.identifier) %}{%- endif -%}
   {%- endif -%}
   {%- if python_view is not none -%}{% do adapter.drop_temp_view(python_view) %}{%- endif -%}
 

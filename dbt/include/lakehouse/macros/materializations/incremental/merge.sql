@@ -27,7 +27,7 @@
   {%- set update_columns = get_merge_update_columns(config.get('merge_update_columns'),
                                                     config.get('merge_exclude_columns'),
                                                     dest_columns) -%}
-  {%- set delete_condition = config.get('delete_condition') -%}
+  {%- set delete_condition = lakehouse_merge_setting('delete_condition') -%}
   {%- set keys = lakehouse_key_columns(unique_key) -%}
   {%- for key in keys -%}
     {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ (' <=> ' if null_safe_keys else ' = ') ~ 'DBT_INTERNAL_DEST.' ~ key) -%}
@@ -44,7 +44,7 @@
       keeps the sort-merge join. A planner setting only, shared with concurrent merges. #}
   -- lakehouse:plan spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold=64MB
   merge into {{ target }} as DBT_INTERNAL_DEST
-  {%- if delete_condition or config.get('latest_by') %}
+  {%- if delete_condition or lakehouse_merge_setting('latest_by') %}
   using (
     {{ lakehouse_merge_new_rows(source, keys, dest_columns) }}
   ) as DBT_INTERNAL_SOURCE
@@ -71,8 +71,8 @@
       entries first (NULLs last), then the other columns in model order, greatest first;
       without it and with check_keys, a repeated key fails the statement, naming it; with
       delete_condition, each row carries __dbt_lakehouse_delete (NULL counts as false). -#}
-  {%- set delete_condition = config.get('delete_condition') -%}
-  {%- set latest_by = config.get('latest_by') -%}
+  {%- set delete_condition = lakehouse_merge_setting('delete_condition') -%}
+  {%- set latest_by = lakehouse_merge_setting('latest_by') -%}
   {%- set latest_by = [latest_by] if latest_by is string else (latest_by or []) | list -%}
   select {{ columns | map(attribute='quoted') | join(', ') }}
     {%- if delete_condition %},
@@ -110,8 +110,8 @@
       repeated key fails), less those meeting delete_condition, which match nothing. The key
       check runs inside this one statement, so a failure writes nothing. -#}
   {%- set keys = lakehouse_key_columns(unique_key) -%}
-  {%- set rows_sql = lakehouse_merge_new_rows(new_rows, keys, columns, check_keys=not config.get('latest_by')) -%}
-  {%- if config.get('delete_condition') -%}
+  {%- set rows_sql = lakehouse_merge_new_rows(new_rows, keys, columns, check_keys=not lakehouse_merge_setting('latest_by')) -%}
+  {%- if lakehouse_merge_setting('delete_condition') -%}
     select {{ columns | map(attribute='quoted') | join(', ') }}
     from (
       {{ rows_sql }}

@@ -1,0 +1,227 @@
+"""`lakehouse.changes(upstream)` when a node compiles: read both histories, plan (plan.py), have
+the node's commits record what it consumes, and render the rows to read.
+
+The rows are the upstream's columns plus Iceberg's changelog columns `_change_type` (INSERT or
+DELETE; an update is a DELETE of the old row and an INSERT of the new one), `_change_ordinal`
+(the order of the snapshot that made the change) and `_commit_snapshot_id`. A range of snapshots
+is read with Iceberg's `create_changelog_view` procedure and net changes: rows a commit rewrote
+unchanged (copy-on-write) and rows inserted then deleted inside the range are not changes.
+Everything is the upstream as of the snapshot recorded, each row an INSERT.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lakehouse.changes.plan import (
+    LOST_CHANGES_MODES,
+    ChangesPlan,
+    plan_changes,
+    record_key,
+    recorded_snapshot,
+)
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
+from dbt.adapters.lakehouse.iceberg import lineage
+from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+CHANGE_COLUMNS = ("_change_type", "_change_ordinal", "_commit_snapshot_id")
+
+# How a merge applies changelog rows unless the model configures otherwise: the latest change
+# per key (an update's INSERT before its DELETE, which share a snapshot), and a DELETE deletes.
+MERGE_DEFAULTS: dict[str, Any] = {
+    "latest_by": ["_change_ordinal", "_change_type = 'INSERT'"],
+    "delete_condition": "_change_type = 'DELETE'",
+}
+
+# Per (invocation id, node): the nodes that read changes, those whose table is rebuilt (their
+# upstream changes lost), and those whose rows carry the changelog columns (applied by the
+# materialization).
+_READS: set[tuple[str, str]] = set()
+_REBUILD: set[tuple[str, str]] = set()
+_APPLIES: set[tuple[str, str]] = set()
+_LOCK = threading.Lock()
+
+
+class LostChangesError(DbtRuntimeError):
+    """A model set on_lost_changes: fail, and what it consumed last cannot be read on from."""
+
+
+def changes_sql(
+    adapter: LakehouseAdapter,
+    relation: Any,
+    this: Any,
+    node_id: str | None,
+    incremental: bool,
+    on_lost_changes: str | None,
+    execute: bool,
+) -> str:
+    """The rows of `relation` changed since the snapshot the model `this` consumed last, as a
+    relation to select from (a temporary view or a parenthesised query)."""
+    if not execute:
+        return str(relation)
+    mode = (on_lost_changes or "full").lower()
+    if mode not in LOST_CHANGES_MODES:
+        raise DbtRuntimeError(
+            f"on_lost_changes {on_lost_changes!r} is not supported. Accepted: "
+            f"{', '.join(LOST_CHANGES_MODES)}."
+        )
+    if getattr(relation, "is_cte", False):
+        # A unit test's fixture rows or an ephemeral model: no history, every row an insert.
+        return _everything_sql(str(relation), None)
+    upstream = TableName.of(relation)
+    with adapter._spark_session(f"read the changes of {upstream}") as spark:
+        if runtime.is_connect(spark):
+            raise DbtRuntimeError(
+                f"lakehouse.changes({upstream}) needs the model's commits to record the snapshot "
+                "it consumed, and a Spark Connect session cannot attach that to a commit. Fix: "
+                "run this model with a local or cluster spark.master."
+            )
+        off = lineage.lineage_off_reason(spark)
+        if off is not None:
+            raise DbtRuntimeError(
+                f"lakehouse.changes({upstream}) needs commit lineage, which is off in this "
+                f"session: {off}"
+            )
+    parents, head = _history(adapter, upstream)
+    key = record_key(str(upstream))
+    recorded = _recorded(adapter, TableName.of(this), key) if incremental else None
+    plan = plan_changes(str(upstream), incremental, recorded, parents, head)
+    invocation = _invocation_id()
+    if plan.lost is not None:
+        _lost(adapter, str(upstream), plan, mode, node_id, invocation)
+    if node_id:
+        with _LOCK:
+            _READS.add((invocation, node_id))
+        if plan.end is not None:
+            lineage.add_node_entries(invocation, node_id, {key: str(plan.end)})
+    if plan.kind == "range":
+        return _changelog_view(adapter, upstream, plan, node_id)
+    return _everything_sql(upstream.sql_name, plan.end, empty=plan.kind == "nothing")
+
+
+def rebuilds(node_id: str) -> bool:
+    """Whether the node's table is rebuilt on this run, its upstream changes lost."""
+    with _LOCK:
+        return (_invocation_id(), node_id) in _REBUILD
+
+
+def reads_changes(node_id: str) -> bool:
+    with _LOCK:
+        return (_invocation_id(), node_id) in _READS
+
+
+def applied_columns(node_id: str, column_names: list[str]) -> list[str]:
+    """The changelog columns among a model's, when it reads changes and its rows carry
+    `_change_type`: the materialization applies them and writes the other columns."""
+    key = (_invocation_id(), node_id)
+    names = {name.lower() for name in column_names}
+    with _LOCK:
+        if key not in _READS or "_change_type" not in names:
+            _APPLIES.discard(key)
+            return []
+        _APPLIES.add(key)
+    return [name for name in CHANGE_COLUMNS if name in names]
+
+
+def merge_default(node_id: str, name: str) -> Any:
+    """A merge setting's value for a model applying changelog rows, when it sets none."""
+    with _LOCK:
+        applies = (_invocation_id(), node_id) in _APPLIES
+    return MERGE_DEFAULTS.get(name) if applies else None
+
+
+def _lost(
+    adapter: LakehouseAdapter,
+    upstream: str,
+    plan: ChangesPlan,
+    mode: str,
+    node_id: str | None,
+    invocation: str,
+) -> None:
+    if mode == "fail":
+        raise LostChangesError(
+            f"lakehouse.changes({upstream}): {plan.lost}, so the changes since then cannot be "
+            "read. Nothing was written. Fix: run the model with --full-refresh to rebuild it "
+            "from the whole upstream, or set on_lost_changes: full to do that by itself."
+        )
+    logger.warning(
+        f"lakehouse.changes({upstream}): {plan.lost}; reading the whole upstream and "
+        "rebuilding the model's table (on_lost_changes: full)."
+    )
+    if node_id:
+        with _LOCK:
+            _REBUILD.add((invocation, node_id))
+
+
+def _invocation_id() -> str:
+    from dbt_common.invocation import get_invocation_id
+
+    return str(get_invocation_id())
+
+
+def _history(
+    adapter: LakehouseAdapter, table: TableName
+) -> tuple[dict[int, int | None], int | None]:
+    try:
+        rows = adapter._metadata_rows(
+            f"select snapshot_id, parent_id from {table.sql_name}.snapshots"
+        )
+        heads = adapter._metadata_rows(
+            f"select snapshot_id from {table.sql_name}.refs where name = 'main'"
+        )
+    except (RelationMissingError, NamespaceMissingError) as exc:
+        raise DbtRuntimeError(
+            f"lakehouse.changes: table {table} does not exist (or is a view, which has no "
+            "snapshots). Fix: build the upstream table before the model that reads its changes."
+        ) from exc
+    parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
+    return parents, (int(heads[0][0]) if heads else None)
+
+
+def _recorded(adapter: LakehouseAdapter, target: TableName, key: str) -> int | None:
+    try:
+        rows = adapter._metadata_rows(
+            f"select snapshot_id, parent_id, summary[{string_literal(key)}] "
+            f"from {target.sql_name}.snapshots"
+        )
+        heads = adapter._metadata_rows(
+            f"select snapshot_id from {target.sql_name}.refs where name = 'main'"
+        )
+    except (RelationMissingError, NamespaceMissingError):
+        return None
+    parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
+    records = {int(r[0]): r[2] for r in rows if r[2]}
+    return recorded_snapshot(parents, records, int(heads[0][0]) if heads else None)
+
+
+def _everything_sql(source: str, end: int | None, empty: bool = False) -> str:
+    as_of = f" version as of {end}" if end is not None else ""
+    snapshot = f"cast({end} as bigint)" if end is not None else "cast(null as bigint)"
+    return (
+        f"(select *, 'INSERT' as _change_type, 0 as _change_ordinal, {snapshot} as "
+        f"_commit_snapshot_id from {source}{as_of}{' where false' if empty else ''})"
+    )
+
+
+def _changelog_view(
+    adapter: LakehouseAdapter, upstream: TableName, plan: ChangesPlan, node_id: str | None
+) -> str:
+    digest = hashlib.sha1(f"{node_id}|{upstream}".encode()).hexdigest()[:12]
+    view = f"__dbt_lakehouse_changes_{digest}"
+    options = f"map('start-snapshot-id', '{plan.start}', 'end-snapshot-id', '{plan.end}')"
+    adapter.execute(
+        f"call {upstream.procedures}.create_changelog_view(table => {upstream.in_catalog}, "
+        f"options => {options}, changelog_view => {string_literal(view)}, net_changes => true)"
+    )
+    return view

@@ -1,0 +1,173 @@
+"""`lakehouse.changes`: incremental models reading only what changed upstream, exact across an
+insert, an update, a delete, several upstream writes between runs, a failed run, a rerun, an
+upstream rollback (changes lost: rebuilt, or failing by config) and a full refresh.
+
+The upstreams are written with plain Spark SQL, not dbt: another engine's commits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.tables import expect, rows, table
+
+SOURCES_YML = """
+sources:
+  - name: raw
+    schema: "{{ target.schema }}"
+    tables:
+      - name: orders
+      - name: refunds
+"""
+
+# The upstream's current rows, kept by merging its changes: updates and deletes applied.
+CURRENT_SQL = """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(source('raw', 'orders')) }}
+where {{ var('guard', 'true') }}
+"""
+# Every row ever inserted upstream (append of inserts); and every change event of two
+# upstreams at once (the change type renamed, so it is the model's own column).
+INSERTED_SQL = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select * from {{ lakehouse.changes(source('raw', 'orders')) }}
+"""
+BOTH_SQL = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select 'order' as kind, id, amount, _change_type as change
+from {{ lakehouse.changes(source('raw', 'orders')) }}
+union all
+select 'refund', id, amount, _change_type from {{ lakehouse.changes(source('raw', 'refunds')) }}
+"""
+# Changes lost make this one fail instead of rebuilding.
+STRICT_SQL = """
+{{ config(materialized='incremental', unique_key='id', on_lost_changes='fail') }}
+select * from {{ lakehouse.changes(source('raw', 'orders')) }}
+"""
+
+MODELS = ["current", "inserted", "both", "strict"]
+
+
+def upstream(project, name: str) -> str:
+    return table(project, name)
+
+
+def head(project, name: str) -> int:
+    project.run_sql(f"refresh table {table(project, name)}")
+    return project.run_sql(
+        f"select snapshot_id from {table(project, name)}.refs where name = 'main'", fetch="one"
+    )[0]
+
+
+def record(project, model: str, upstream_name: str) -> str | None:
+    """The upstream snapshot the model's current snapshot records as consumed."""
+    project.run_sql(f"refresh table {table(project, model)}")
+    key = f"dbt.changes.{project.database}.{project.test_schema}.{upstream_name}"
+    return project.run_sql(
+        f"select s.summary['{key}'] from {table(project, model)}.snapshots s "
+        f"join {table(project, model)}.refs r on r.snapshot_id = s.snapshot_id "
+        "where r.name = 'main'",
+        fetch="one",
+    )[0]
+
+
+class TestChanges:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES_YML,
+            "current.sql": CURRENT_SQL,
+            "inserted.sql": INSERTED_SQL,
+            "both.sql": BOTH_SQL,
+            "strict.sql": STRICT_SQL,
+        }
+
+    def test_changes_across_runs(self, project):
+        orders, refunds = upstream(project, "orders"), upstream(project, "refunds")
+        project.run_sql(f"create table {orders} (id int, amount int) using iceberg")
+        project.run_sql(f"create table {refunds} (id int, amount int) using iceberg")
+        project.run_sql(f"insert into {orders} values (1, 10), (2, 20), (3, 30)")
+        project.run_sql(f"insert into {refunds} values (7, 70)")
+
+        def upstream_rows():
+            return rows(project, "orders")
+
+        # First run: everything, every row an insert; a rerun reads nothing new.
+        for _ in range(2):
+            run_dbt(["run", "-s", *MODELS])
+            expect(rows(project, "current"), upstream_rows())
+            expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30)])
+            expect(
+                rows(project, "both"),
+                [
+                    ("order", 1, 10, "INSERT"),
+                    ("order", 2, 20, "INSERT"),
+                    ("order", 3, 30, "INSERT"),
+                    ("refund", 7, 70, "INSERT"),
+                ],
+            )
+        assert record(project, "current", "orders") == str(head(project, "orders"))
+        assert record(project, "both", "refunds") == str(head(project, "refunds"))
+        before_changes = head(project, "orders")
+
+        # Three upstream commits between two runs: an insert, an update, a delete.
+        project.run_sql(f"insert into {orders} values (4, 40)")
+        project.run_sql(f"update {orders} set amount = 21 where id = 2")
+        project.run_sql(f"delete from {orders} where id = 1")
+        project.run_sql(f"insert into {refunds} values (8, 80)")
+        run_dbt(["run", "-s", *MODELS])
+        expect(rows(project, "current"), [(2, 21), (3, 30), (4, 40)])
+        expect(rows(project, "strict"), [(2, 21), (3, 30), (4, 40)])
+        expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30), (4, 40), (2, 21)])
+        expect(
+            rows(project, "both"),
+            [
+                ("order", 1, 10, "INSERT"),
+                ("order", 2, 20, "INSERT"),
+                ("order", 3, 30, "INSERT"),
+                ("refund", 7, 70, "INSERT"),
+                ("order", 4, 40, "INSERT"),
+                ("order", 2, 21, "INSERT"),
+                ("order", 2, 20, "DELETE"),
+                ("order", 1, 10, "DELETE"),
+                ("refund", 8, 80, "INSERT"),
+            ],
+        )
+        consumed = head(project, "orders")
+        assert record(project, "current", "orders") == str(consumed)
+
+        # A failed run consumes nothing: the next run still applies the update it missed.
+        project.run_sql(f"update {orders} set amount = 31 where id = 3")
+        failing = json.dumps({"guard": "raise_error('boom') is null"})
+        run_dbt(["run", "-s", "current", "--vars", failing], expect_pass=False)
+        assert record(project, "current", "orders") == str(consumed)
+        expect(rows(project, "current"), [(2, 21), (3, 30), (4, 40)])
+        run_dbt(["run", "-s", "current"])
+        expect(rows(project, "current"), [(2, 21), (3, 31), (4, 40)])
+
+        # The upstream rolled back past what was consumed: the changes are lost. By default the
+        # model is rebuilt from the whole upstream; with on_lost_changes: fail it fails.
+        project.run_sql(
+            f"call `{project.database}`.system.rollback_to_snapshot("
+            f"'`{project.test_schema}`.`orders`', {before_changes})"
+        )
+        expect(upstream_rows(), [(1, 10), (2, 20), (3, 30)])
+        results, output = run_dbt_and_capture(["run", "-s", *MODELS], expect_pass=False)
+        text = output_text(output)
+        assert "is not an ancestor of its current snapshot" in text
+        assert "Fix: run the model with --full-refresh" in text
+        assert [r.node.name for r in results if r.status == "error"] == ["strict"]
+        expect(rows(project, "current"), [(1, 10), (2, 20), (3, 30)])
+        expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30)])
+        expect(rows(project, "strict"), [(2, 21), (3, 30), (4, 40)])
+
+        # A full refresh reads everything: the same tables as the rebuild; then a rerun.
+        for extra in (["--full-refresh"], []):
+            run_dbt(["run", "-s", *MODELS, *extra])
+            for model in ("current", "strict"):
+                expect(rows(project, model), [(1, 10), (2, 20), (3, 30)])
+            expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30)])
+            assert record(project, "strict", "orders") == str(before_changes)
