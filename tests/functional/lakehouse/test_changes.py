@@ -7,10 +7,13 @@ The upstreams are written with plain Spark SQL, not dbt: another engine's commit
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.lakehouse.audit.run import branch_for
+from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, table
 
@@ -171,3 +174,71 @@ class TestChanges:
                 expect(rows(project, model), [(1, 10), (2, 20), (3, 30)])
             expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30)])
             assert record(project, "strict", "orders") == str(before_changes)
+
+
+NO_NEGATIVE_SQL = "select * from {{ ref('current') }} where amount < 0"
+
+
+def seed_csv(rows: dict[int, int]) -> str:
+    return "id,amount\n" + "".join(f"{k},{v}\n" for k, v in sorted(rows.items()))
+
+
+class TestChangesInAuditedRuns:
+    """An audited run reads its upstream's changes on the run's branch (where the run wrote
+    them) and records their consumption on `main` only when the branch is published."""
+
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"raw_orders.csv": seed_csv({1: 10, 2: 20})}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "current.sql": """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(ref('raw_orders')) }}
+"""
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {"no_negative_amounts.sql": NO_NEGATIVE_SQL}
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
+        return audited_profiles(dbt_profile_target, unique_schema)
+
+    def test_consumed_only_when_published(self, project):
+        seed_file = Path(project.project_root) / "seeds" / "raw_orders.csv"
+        run_dbt(["build"])
+        expect(rows(project, "current"), [(1, 10), (2, 20)])
+        consumed = record(project, "current", "raw_orders")
+        assert consumed == str(head(project, "raw_orders"))
+
+        # A failing audit: the branch holds the changes read from the seed's branch; main and
+        # its record stay as they were.
+        seed_file.write_text(seed_csv({1: 11, 2: -5, 3: 30}))
+        run_dbt(["build", "--target", "audited"], expect_pass=False)
+        branch = branch_of_last_run(project)
+        project.run_sql(f"refresh table {table(project, 'current')}")
+        found = project.run_sql(
+            f"select id, amount from {table(project, 'current')} version as of '{branch}'",
+            fetch="all",
+        )
+        expect(sorted(tuple(r) for r in found), [(1, 11), (2, -5), (3, 30)])
+        expect(rows(project, "current"), [(1, 10), (2, 20)])
+        assert record(project, "current", "raw_orders") == consumed
+        run_dbt(["run-operation", "lakehouse_discard", "--args", f"{{branch: {branch}}}"])
+
+        # Fixed and published: the changes since the last consumption are applied, once.
+        seed_file.write_text(seed_csv({1: 11, 3: 30}))
+        run_dbt(["build", "--target", "audited"])
+        expect(rows(project, "current"), [(1, 11), (3, 30)])
+        assert record(project, "current", "raw_orders") == str(head(project, "raw_orders"))
+        run_dbt(["build", "--target", "audited"])
+        expect(rows(project, "current"), [(1, 11), (3, 30)])
+
+
+def branch_of_last_run(project) -> str:
+    results = json.loads((Path(project.project_root) / "target" / "run_results.json").read_text())
+    return branch_for(results["metadata"]["invocation_id"])

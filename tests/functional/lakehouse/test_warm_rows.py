@@ -3,10 +3,11 @@
 One project, built twice in separate warehouses: with LAKEHOUSE_ENGINE=cold (each command starts
 its JVM) and warm (the commands attach to one engine). It has the sample's seeds, views, tables,
 snapshot and tests, plus every incremental strategy, a dual-format (Iceberg + Delta) model, a
-Python model and a time-travel read. Each mode runs a first `dbt build`, a rerun as an audited
-run (`write_audit_publish`), and a `--full-refresh`; after each step, every Iceberg table's rows
-(read with pyiceberg from its current metadata) and the Delta table's rows (deltalake) must be
-the same in both warehouses, and the same after each step."""
+Python model, a time-travel read and a model reading upstream changes. Each mode runs a first
+`dbt build`, a rerun as an audited run (`write_audit_publish`), and a `--full-refresh`; after
+each step, every Iceberg table's rows (read with pyiceberg from its current metadata) and the
+Delta table's rows (deltalake) must be the same in both warehouses, and the same after each
+step."""
 
 from __future__ import annotations
 
@@ -73,6 +74,10 @@ select customer_id, first_name from {{ ref('stg_customers') }}
 def model(dbt, session):
     dbt.config(materialized="table")
     return dbt.ref("stg_customers").selectExpr("customer_id", "upper(first_name) as name")
+""",
+    "orders_changes.sql": """
+{{ config(materialized='incremental', unique_key='order_id') }}
+select * from {{ lakehouse.changes(ref('orders')) }}
 """,
     "orders_as_of_main.sql": """
 {{ config(materialized='table') }}

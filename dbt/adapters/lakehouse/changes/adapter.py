@@ -87,13 +87,14 @@ def changes_sql(
                 "it consumed, and a Spark Connect session cannot attach that to a commit. Fix: "
                 "run this model with a local or cluster spark.master."
             )
+        branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
         off = lineage.lineage_off_reason(spark)
         if off is not None:
             raise DbtRuntimeError(
                 f"lakehouse.changes({upstream}) needs commit lineage, which is off in this "
                 f"session: {off}"
             )
-    parents, head = _history(adapter, upstream)
+    parents, head, branch_head = _history(adapter, upstream, branch)
     key = record_key(str(upstream))
     recorded = _recorded(adapter, TableName.of(this), key) if incremental else None
     plan = plan_changes(str(upstream), incremental, recorded, parents, head)
@@ -105,9 +106,13 @@ def changes_sql(
             _READS.add((invocation, node_id))
         if plan.end is not None:
             lineage.add_node_entries(invocation, node_id, {key: str(plan.end)})
+    # In an audited run, an upstream this run wrote is read on the run's branch, its head.
+    on_branch = branch is not None and head is not None and head == branch_head
     if plan.kind == "range":
-        return _changelog_view(adapter, upstream, plan, node_id)
-    return _everything_sql(upstream.sql_name, plan.end, empty=plan.kind == "nothing")
+        return _changelog_view(adapter, upstream, plan, node_id, apart=on_branch)
+    return _everything_sql(
+        upstream.sql_name, plan.end, pin=not on_branch, empty=plan.kind == "nothing"
+    )
 
 
 def rebuilds(node_id: str) -> bool:
@@ -171,14 +176,18 @@ def _invocation_id() -> str:
 
 
 def _history(
-    adapter: LakehouseAdapter, table: TableName
-) -> tuple[dict[int, int | None], int | None]:
+    adapter: LakehouseAdapter, table: TableName, branch: str | None
+) -> tuple[dict[int, int | None], int | None, int | None]:
+    """The upstream's snapshots (id -> parent), the head read (the audited run's branch when
+    the upstream has it: this run wrote it, and its readers read the branch; else main) and the
+    branch's head (None: no such branch)."""
     try:
         rows = adapter._metadata_rows(
             f"select snapshot_id, parent_id from {table.sql_name}.snapshots"
         )
-        heads = adapter._metadata_rows(
-            f"select snapshot_id from {table.sql_name}.refs where name = 'main'"
+        refs = dict(
+            (str(r[0]), int(r[1]))
+            for r in adapter._metadata_rows(f"select name, snapshot_id from {table.sql_name}.refs")
         )
     except (RelationMissingError, NamespaceMissingError) as exc:
         raise DbtRuntimeError(
@@ -186,7 +195,8 @@ def _history(
             "snapshots). Fix: build the upstream table before the model that reads its changes."
         ) from exc
     parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
-    return parents, (int(heads[0][0]) if heads else None)
+    branch_head = refs.get(branch) if branch else None
+    return parents, (branch_head if branch_head is not None else refs.get("main")), branch_head
 
 
 def _recorded(adapter: LakehouseAdapter, target: TableName, key: str) -> int | None:
@@ -205,8 +215,10 @@ def _recorded(adapter: LakehouseAdapter, target: TableName, key: str) -> int | N
     return recorded_snapshot(parents, records, int(heads[0][0]) if heads else None)
 
 
-def _everything_sql(source: str, end: int | None, empty: bool = False) -> str:
-    as_of = f" version as of {end}" if end is not None else ""
+def _everything_sql(source: str, end: int | None, pin: bool = True, empty: bool = False) -> str:
+    """The upstream as of `end`, every row an INSERT. `pin` False: the session's read already
+    is `end` (the audited run's branch head), where Iceberg refuses a snapshot read."""
+    as_of = f" version as of {end}" if end is not None and pin else ""
     snapshot = f"cast({end} as bigint)" if end is not None else "cast(null as bigint)"
     return (
         f"(select *, 'INSERT' as _change_type, 0 as _change_ordinal, {snapshot} as "
@@ -215,13 +227,47 @@ def _everything_sql(source: str, end: int | None, empty: bool = False) -> str:
 
 
 def _changelog_view(
-    adapter: LakehouseAdapter, upstream: TableName, plan: ChangesPlan, node_id: str | None
+    adapter: LakehouseAdapter,
+    upstream: TableName,
+    plan: ChangesPlan,
+    node_id: str | None,
+    apart: bool,
 ) -> str:
+    """Iceberg's changelog of the range as a temporary view of the node's session.
+
+    `apart`: the upstream has the audited run's branch, and Iceberg refuses a changelog (or any
+    snapshot read) of a table whose WAP branch the session sets. The changelog is then computed
+    in a session of its own without that conf (the session is shared by dbt's threads, so the
+    conf cannot be lifted there) and its rows handed over."""
     digest = hashlib.sha1(f"{node_id}|{upstream}".encode()).hexdigest()[:12]
     view = f"__dbt_lakehouse_changes_{digest}"
-    options = f"map('start-snapshot-id', '{plan.start}', 'end-snapshot-id', '{plan.end}')"
-    adapter.execute(
+    call = (
         f"call {upstream.procedures}.create_changelog_view(table => {upstream.in_catalog}, "
-        f"options => {options}, changelog_view => {string_literal(view)}, net_changes => true)"
+        f"options => map('start-snapshot-id', '{plan.start}', 'end-snapshot-id', "
+        f"'{plan.end}'), changelog_view => {string_literal(view)}, net_changes => true)"
     )
+    if not apart:
+        adapter.execute(call)
+        return view
+    with adapter._spark_session(f"read the changes of {upstream}") as spark:
+        from pyspark.sql import DataFrame
+
+        side = spark.newSession()
+        for key, value in _session_confs(spark).items():
+            if key.startswith(_CATALOG_CONF_PREFIX):
+                side.conf.set(key, value)
+        side.sql(call)
+        rows = side.table(view).localCheckpoint(eager=True)
+        side.catalog.dropTempView(view)
+        handed = spark._jsparkSession.createDataFrame(rows._jdf.rdd(), rows._jdf.schema())
+        DataFrame(handed, spark).createOrReplaceTempView(view)
     return view
+
+
+_CATALOG_CONF_PREFIX = "spark.sql.catalog."
+
+
+def _session_confs(spark: Any) -> dict[str, str]:
+    everything = spark._jsparkSession.conf().getAll()
+    converted = spark._jvm.scala.collection.JavaConverters.mapAsJavaMap(everything)
+    return {str(key): str(value) for key, value in converted.items()}
