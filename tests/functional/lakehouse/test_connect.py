@@ -160,11 +160,17 @@ class TestConnectProject:
         assert summaries and not any(lineage.INVOCATION_KEY in (s[0] or {}) for s in summaries)
 
 
+CHANGES_SQL = """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(ref('plain')) }}
+"""
+
+
 @pytest.mark.only_profile("connect")
 class TestConnectRefusals:
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        return {"dual.sql": DUAL_SQL, "plain.sql": TABLE_SQL}
+        return {"dual.sql": DUAL_SQL, "plain.sql": TABLE_SQL, "changes.sql": CHANGES_SQL}
 
     def test_dual_format_refused_before_writing(self, project):
         _, out = run_dbt_and_capture(["run", "--select", "dual"], expect_pass=False)
@@ -187,6 +193,18 @@ class TestConnectRefusals:
             fetch="all",
         )
         assert listed == [], "the refused audited model wrote a table"
+
+    def test_reading_upstream_changes_refused_before_writing(self, project):
+        # After the audited refusal, which needs `plain` absent.
+        run_dbt(["run", "--select", "plain"])
+        _, out = run_dbt_and_capture(["run", "--select", "changes"], expect_pass=False)
+        text = output_text(out)
+        assert "a Spark Connect session cannot attach that to a commit" in text
+        listed = project.run_sql(
+            f"show tables in `{project.database}`.`{project.test_schema}` like 'changes'",
+            fetch="all",
+        )
+        assert listed == [], "the refused model wrote a table"
 
 
 @pytest.mark.only_profile("connect")
