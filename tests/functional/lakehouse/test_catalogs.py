@@ -49,6 +49,13 @@ select * from values (2, 'B'), (3, 'c') as t(id, s)
 {% endif %}
 """
 
+# merged's rows kept from its changes (lakehouse.changes): the catalog serves both histories
+# and Iceberg's changelog procedure.
+MERGED_CHANGES_SQL = """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(ref('merged')) }}
+"""
+
 VIEW_SQL = """
 {{ config(materialized='view') }}
 select id, upper(s) as s from {{ ref('merged') }}
@@ -108,6 +115,7 @@ def _s3_depot(s3: Any, catalog: dict[str, Any], prefix: str, **extra: Any) -> di
 PROJECT_MODELS = {
     "plain.sql": TABLE_SQL,
     "merged.sql": MERGED_SQL,
+    "merged_changes.sql": MERGED_CHANGES_SQL,
     "upper_view.sql": VIEW_SQL,
     "schema.yml": SCHEMA_YML,
 }
@@ -149,6 +157,7 @@ class _CatalogProject:
         expected = {
             "plain": "success",
             "merged": "success",
+            "merged_changes": "success",
             "snap_merged": "success",
             "upper_view": "success" if self.views else "error",
             "not_null_merged_id": "pass",
@@ -168,12 +177,14 @@ class _CatalogProject:
         outputs = [self.build(project)]
         expect(rows(project, "plain"), [(1, "x"), (2, "y")])
         expect(rows(project, "merged"), [(1, "a"), (2, "b")])
+        expect(rows(project, "merged_changes"), [(1, "a"), (2, "b")])
         expect(self.snapshot_rows(project), [(1, "a", True), (2, "b", True)])
         if self.views:
             expect(view_rows(project, "upper_view"), [(1, "A"), (2, "B")])
 
         outputs.append(self.build(project, "--select", "merged+", "--vars", "{batch: 2}"))
         expect(rows(project, "merged"), [(1, "a"), (2, "B"), (3, "c")])
+        expect(rows(project, "merged_changes"), [(1, "a"), (2, "B"), (3, "c")])
         assert snapshot_count(project, "merged") == 2  # the first build's and the merge's
         changed = [(1, "a", True), (2, "b", False), (2, "B", True), (3, "c", True)]
         expect(self.snapshot_rows(project), changed)
@@ -183,6 +194,7 @@ class _CatalogProject:
         outputs.append(self.build(project, "--full-refresh", "--vars", "{batch: 2}"))
         expect(rows(project, "plain"), [(1, "x"), (2, "y")])
         expect(rows(project, "merged"), [(2, "B"), (3, "c")])
+        expect(rows(project, "merged_changes"), [(2, "B"), (3, "c")])
         expect(self.snapshot_rows(project), changed)  # a snapshot ignores --full-refresh
         if self.views:
             expect(view_rows(project, "upper_view"), [(2, "B"), (3, "C")])

@@ -44,6 +44,11 @@ select * from values (1, 10), (2, 20), (3, 30) as t(id, score)
 select * from values (1, 11), (4, 40) as t(id, score)
 {% endif %}
 """,
+    # scores' rows kept from its changes (lakehouse.changes).
+    "scores_changes.sql": """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(ref('scores')) }}
+""",
     "schema.yml": """
 version: 2
 models:
@@ -153,13 +158,14 @@ class TestNessieCatalog:
         for args, scores in runs:
             results, output = run_dbt_and_capture(args)
             outputs.append(output)
-            assert len(results) == 7  # a seed, three models, a snapshot, two tests
+            assert len(results) == 8  # a seed, four models, a snapshot, two tests
             assert all(r.status in ("success", "pass") for r in results)
             expect(rows(project, "people_upper"), people)
             # A view has no table to refresh: read it as it is.
             red = project.run_sql(f"select * from {table(project, 'red_people')}", fetch="all")
             expect(sorted(tuple(r) for r in red), [(1, "ALICE"), (3, "CAROL")])
             expect(rows(project, "scores"), scores)
+            expect(rows(project, "scores_changes"), scores)
             expect(
                 rows(project, "people_history", "id, team, dbt_valid_to is null"),
                 [(1, "red", True), (2, "blue", True), (3, "red", True)],

@@ -3,10 +3,7 @@ the node's commits record what it consumes, and render the rows to read.
 
 The rows are the upstream's columns plus Iceberg's changelog columns `_change_type` (INSERT or
 DELETE; an update is a DELETE of the old row and an INSERT of the new one), `_change_ordinal`
-(the order of the snapshot that made the change) and `_commit_snapshot_id`. A range of snapshots
-is read with Iceberg's `create_changelog_view` procedure and net changes: rows a commit rewrote
-unchanged (copy-on-write) and rows inserted then deleted inside the range are not changes.
-Everything is the upstream as of the snapshot recorded, each row an INSERT.
+(the order of the snapshot that made the change) and `_commit_snapshot_id` (rows.py reads them).
 """
 
 from __future__ import annotations
@@ -18,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse.changes import rows
 from dbt.adapters.lakehouse.changes.plan import (
     LOST_CHANGES_MODES,
     ChangesPlan,
+    ancestors,
     plan_changes,
     record_key,
     recorded_snapshot,
@@ -78,7 +77,7 @@ def changes_sql(
         )
     if getattr(relation, "is_cte", False):
         # A unit test's fixture rows or an ephemeral model: no history, every row an insert.
-        return _everything_sql(str(relation), None)
+        return rows.everything_sql(str(relation), None)
     upstream = TableName.of(relation)
     with adapter._spark_session(f"read the changes of {upstream}") as spark:
         if runtime.is_connect(spark):
@@ -94,7 +93,7 @@ def changes_sql(
                 f"lakehouse.changes({upstream}) needs commit lineage, which is off in this "
                 f"session: {off}"
             )
-    parents, head, branch_head = _history(adapter, upstream, branch)
+    parents, head, branch_head, with_deletes = _history(adapter, upstream, branch)
     key = record_key(str(upstream))
     recorded = _recorded(adapter, TableName.of(this), key) if incremental else None
     plan = plan_changes(str(upstream), incremental, recorded, parents, head)
@@ -109,8 +108,18 @@ def changes_sql(
     # In an audited run, an upstream this run wrote is read on the run's branch, its head.
     on_branch = branch is not None and head is not None and head == branch_head
     if plan.kind == "range":
-        return _changelog_view(adapter, upstream, plan, node_id, apart=on_branch)
-    return _everything_sql(
+        assert plan.start is not None and plan.end is not None
+        between = ancestors(parents, plan.end) - ancestors(parents, plan.start)
+        return rows.range_rows(
+            adapter,
+            upstream,
+            plan.start,
+            plan.end,
+            f"__dbt_lakehouse_changes_{_digest(node_id, upstream)}",
+            apart=on_branch,
+            diff=bool(between & with_deletes),
+        )
+    return rows.everything_sql(
         upstream.sql_name, plan.end, pin=not on_branch, empty=plan.kind == "nothing"
     )
 
@@ -175,15 +184,20 @@ def _invocation_id() -> str:
     return str(get_invocation_id())
 
 
+def _digest(node_id: str | None, upstream: TableName) -> str:
+    return hashlib.sha1(f"{node_id}|{upstream}".encode()).hexdigest()[:12]
+
+
 def _history(
     adapter: LakehouseAdapter, table: TableName, branch: str | None
-) -> tuple[dict[int, int | None], int | None, int | None]:
+) -> tuple[dict[int, int | None], int | None, int | None, set[int]]:
     """The upstream's snapshots (id -> parent), the head read (the audited run's branch when
-    the upstream has it: this run wrote it, and its readers read the branch; else main) and the
-    branch's head (None: no such branch)."""
+    the upstream has it: this run wrote it, and its readers read the branch; else main), the
+    branch's head (None: no such branch), and the snapshots with live delete files."""
     try:
-        rows = adapter._metadata_rows(
-            f"select snapshot_id, parent_id from {table.sql_name}.snapshots"
+        found = adapter._metadata_rows(
+            f"select snapshot_id, parent_id, summary['total-delete-files'] "
+            f"from {table.sql_name}.snapshots"
         )
         refs = dict(
             (str(r[0]), int(r[1]))
@@ -194,9 +208,11 @@ def _history(
             f"lakehouse.changes: table {table} does not exist (or is a view, which has no "
             "snapshots). Fix: build the upstream table before the model that reads its changes."
         ) from exc
-    parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
+    parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in found}
+    with_deletes = {int(r[0]) for r in found if r[2] not in (None, "", "0")}
     branch_head = refs.get(branch) if branch else None
-    return parents, (branch_head if branch_head is not None else refs.get("main")), branch_head
+    head = branch_head if branch_head is not None else refs.get("main")
+    return parents, head, branch_head, with_deletes
 
 
 def _recorded(adapter: LakehouseAdapter, target: TableName, key: str) -> int | None:
@@ -213,61 +229,3 @@ def _recorded(adapter: LakehouseAdapter, target: TableName, key: str) -> int | N
     parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in rows}
     records = {int(r[0]): r[2] for r in rows if r[2]}
     return recorded_snapshot(parents, records, int(heads[0][0]) if heads else None)
-
-
-def _everything_sql(source: str, end: int | None, pin: bool = True, empty: bool = False) -> str:
-    """The upstream as of `end`, every row an INSERT. `pin` False: the session's read already
-    is `end` (the audited run's branch head), where Iceberg refuses a snapshot read."""
-    as_of = f" version as of {end}" if end is not None and pin else ""
-    snapshot = f"cast({end} as bigint)" if end is not None else "cast(null as bigint)"
-    return (
-        f"(select *, 'INSERT' as _change_type, 0 as _change_ordinal, {snapshot} as "
-        f"_commit_snapshot_id from {source}{as_of}{' where false' if empty else ''})"
-    )
-
-
-def _changelog_view(
-    adapter: LakehouseAdapter,
-    upstream: TableName,
-    plan: ChangesPlan,
-    node_id: str | None,
-    apart: bool,
-) -> str:
-    """Iceberg's changelog of the range as a temporary view of the node's session.
-
-    `apart`: the upstream has the audited run's branch, and Iceberg refuses a changelog (or any
-    snapshot read) of a table whose WAP branch the session sets. The changelog is then computed
-    in a session of its own without that conf (the session is shared by dbt's threads, so the
-    conf cannot be lifted there) and its rows handed over."""
-    digest = hashlib.sha1(f"{node_id}|{upstream}".encode()).hexdigest()[:12]
-    view = f"__dbt_lakehouse_changes_{digest}"
-    call = (
-        f"call {upstream.procedures}.create_changelog_view(table => {upstream.in_catalog}, "
-        f"options => map('start-snapshot-id', '{plan.start}', 'end-snapshot-id', "
-        f"'{plan.end}'), changelog_view => {string_literal(view)}, net_changes => true)"
-    )
-    if not apart:
-        adapter.execute(call)
-        return view
-    with adapter._spark_session(f"read the changes of {upstream}") as spark:
-        from pyspark.sql import DataFrame
-
-        side = spark.newSession()
-        for key, value in _session_confs(spark).items():
-            if key.startswith(_CATALOG_CONF_PREFIX):
-                side.conf.set(key, value)
-        side.sql(call)
-        rows = side.table(view).localCheckpoint(eager=True)
-        side.catalog.dropTempView(view)
-        handed = spark._jsparkSession.createDataFrame(rows._jdf.rdd(), rows._jdf.schema())
-        DataFrame(handed, spark).createOrReplaceTempView(view)
-    return view
-
-
-_CATALOG_CONF_PREFIX = "spark.sql.catalog."
-
-
-def _session_confs(spark: Any) -> dict[str, str]:
-    everything = spark._jsparkSession.conf().getAll()
-    converted = spark._jvm.scala.collection.JavaConverters.mapAsJavaMap(everything)
-    return {str(key): str(value) for key, value in converted.items()}
