@@ -191,6 +191,16 @@ class TestChanges:
             expect(rows(project, "inserted"), [(1, 10), (2, 20), (3, 30)])
             assert record(project, "strict", "orders") == str(before_changes)
 
+        # The consumed snapshot expired: lost again, `current` rebuilt from the whole upstream.
+        project.run_sql(f"insert into {orders} values (5, 50)")
+        project.run_sql(
+            f"call `{project.database}`.system.expire_snapshots(table => "
+            f"'`{project.test_schema}`.`orders`', older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+        )
+        _, output = run_dbt_and_capture(["run", "-s", "current"])
+        assert "is no longer in its history" in output_text(output)
+        expect(rows(project, "current"), [(1, 10), (2, 20), (3, 30), (5, 50)])
+
 
 NO_NEGATIVE_SQL = "select * from {{ ref('current') }} where amount < 0"
 
