@@ -195,7 +195,8 @@ class TestChanges:
         project.run_sql(f"insert into {orders} values (5, 50)")
         project.run_sql(
             f"call `{project.database}`.system.expire_snapshots(table => "
-            f"'`{project.test_schema}`.`orders`', older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+            f"'`{project.test_schema}`.`orders`', "
+            "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
         )
         _, output = run_dbt_and_capture(["run", "-s", "current"])
         assert "is no longer in its history" in output_text(output)

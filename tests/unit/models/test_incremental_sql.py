@@ -64,8 +64,12 @@ def _sql_string(text: str) -> str:
 class _Adapter:
     """What the strategy macros ask of the adapter while rendering."""
 
-    def __init__(self, context: dict[str, Any]) -> None:
+    def __init__(self, context: dict[str, Any], merge_defaults: dict[str, Any]) -> None:
         self._context = context
+        self._merge_defaults = merge_defaults
+
+    def changes_merge_default(self, node_id: str, name: str) -> Any:
+        return self._merge_defaults.get(name)
 
     def dispatch(self, name: str, macro_namespace: str | None = None) -> Any:
         for prefix in ("lakehouse__", "default__"):
@@ -94,16 +98,21 @@ class _MacroGenerator:
 
 
 class Renderer:
-    def __init__(self, config: dict[str, Any], model: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        model: dict[str, Any] | None = None,
+        merge_defaults: dict[str, Any] | None = None,
+    ) -> None:
         self.context: dict[str, Any] = {
             "return": _return,
             "lakehouse_sql_string": _sql_string,
             "exceptions": SimpleNamespace(raise_compiler_error=_raise_compiler_error),
             "config": SimpleNamespace(get=lambda key, default=None: config.get(key, default)),
-            "model": {"name": "orders", **(model or {})},
+            "model": {"name": "orders", "unique_id": "model.pkg.orders", **(model or {})},
             "modules": SimpleNamespace(pytz=pytz, datetime=dt),
         }
-        self.context["adapter"] = _Adapter(self.context)
+        self.context["adapter"] = _Adapter(self.context, merge_defaults or {})
         env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
         paths = sorted(OURS.glob("*.sql")) + [
             DBT_INCREMENTAL / "merge.sql",
@@ -291,6 +300,24 @@ def test_merge_latest_by_keeps_one_row_per_key_deterministically() -> None:
     ) in sql
     assert "where __dbt_lakehouse_rank = 1" in sql
     assert "`tags` desc" not in sql  # maps cannot be ordered
+
+
+def test_merge_applies_upstream_changes_by_default_and_a_model_config_wins() -> None:
+    # A model whose rows carry lakehouse.changes' columns: the latest change per key (an
+    # update's INSERT before its DELETE), and a DELETE deletes.
+    from dbt.adapters.lakehouse.changes.adapter import MERGE_DEFAULTS
+
+    sql = Renderer({}, merge_defaults=MERGE_DEFAULTS).strategy("merge", unique_key=["id"])
+    assert (
+        "partition by id order by (_change_ordinal) desc nulls last, "
+        "(_change_type = 'INSERT') desc nulls last,"
+    ) in sql
+    assert "coalesce((_change_type = 'DELETE'), false) as __dbt_lakehouse_delete" in sql
+    assert "when matched and DBT_INTERNAL_SOURCE.__dbt_lakehouse_delete then delete" in sql
+    own = Renderer({"latest_by": "ts"}, merge_defaults=MERGE_DEFAULTS).strategy(
+        "merge", unique_key=["id"]
+    )
+    assert "order by (ts) desc nulls last" in own and "_change_ordinal" not in own
 
 
 def test_delete_insert_is_one_null_safe_merge() -> None:

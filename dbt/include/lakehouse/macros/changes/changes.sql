@@ -7,16 +7,6 @@
                                      config.get('on_lost_changes'), execute)) }}
 {%- endmacro %}
 
-{% macro lakehouse_merge_setting(name) -%}
-  {#- A merge config, or how a model applying upstream changes merges them when it sets none
-      (the latest change per key; a DELETE deletes). -#}
-  {%- set value = config.get(name) -%}
-  {%- if value is none -%}
-    {%- set value = adapter.changes_merge_default(model.unique_id, name) -%}
-  {%- endif -%}
-  {{ return(value) }}
-{%- endmacro %}
-
 {% macro lakehouse_changes_rows_sql(model_sql, columns, change_columns) -%}
   {#- The rows a non-merge strategy writes from changelog rows: the inserts, without the
       changelog columns. -#}

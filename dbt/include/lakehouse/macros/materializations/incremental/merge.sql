@@ -172,3 +172,13 @@
   {%- endset -%}
   {{ adapter.check_failure_sql(message) }}
 {%- endmacro %}
+
+{% macro lakehouse_merge_setting(name) -%}
+  {#- A merge config, or how a model applying upstream changes merges them when it sets none
+      (the latest change per key; a DELETE deletes). -#}
+  {%- set value = config.get(name) -%}
+  {%- if value is none -%}
+    {%- set value = adapter.changes_merge_default(model.unique_id, name) -%}
+  {%- endif -%}
+  {{ return(value) }}
+{%- endmacro %}
