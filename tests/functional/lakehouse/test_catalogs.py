@@ -273,6 +273,7 @@ class TestJdbcCatalogOnPostgres(_CatalogProject):
         )
         assert sorted(found) == [
             ("merged", "TABLE"),
+            ("merged_changes", "TABLE"),
             ("plain", "TABLE"),
             ("snap_merged", "TABLE"),
             ("upper_view", "VIEW"),
@@ -369,7 +370,7 @@ class TestGlueCatalogOnMoto(_CatalogProject):
         # Glue (moto's, in the depot's region) holds the tables, pointing at S3.
         tables = glue_client(s3_server).get_tables(DatabaseName=project.test_schema)["TableList"]
         by_name = {t["Name"]: t for t in tables}
-        assert sorted(by_name) == ["merged", "plain", "snap_merged"]
+        assert sorted(by_name) == ["merged", "merged_changes", "plain", "snap_merged"]
         location = by_name["merged"]["Parameters"]["metadata_location"]
         assert location.startswith(f"s3://{s3_server.bucket}/glue-wh/"), location
 
