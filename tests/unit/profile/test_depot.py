@@ -671,7 +671,7 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
     entry = {
         "type": "postgres",
         "spek": {},
-        "spec": {"storageType": "gcs"},
+        "spec": {"storageType": "hdfs"},
         "catalog": {"type": "hive", "url": "x"},
         "secrets": {"aws_secret": SECRET_KEY},
     }
@@ -682,7 +682,7 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
         in msg
     )
     assert "Depot type 'postgres' is not supported. Accepted: lakehouse." in msg
-    assert "spec.storageType 'gcs' is not supported. Accepted: s3, file, abfss." in msg
+    assert "spec.storageType 'hdfs' is not supported. Accepted: s3, file, abfss, gcs." in msg
     assert "Unknown catalog key 'url'. Did you mean 'uri'? Accepted: properties, type, uri," in msg
     assert "catalog.properties" in msg
     assert (
@@ -697,7 +697,7 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
     [
         (None, "Depot `spec` must be a mapping; it is missing"),
         ("s3", "Depot `spec` must be a mapping; got a str"),
-        ({"s3": {"bucket": "b"}}, "spec.storageType is missing. Accepted: s3, file, abfss."),
+        ({"s3": {"bucket": "b"}}, "spec.storageType is missing. Accepted: s3, file, abfss, gcs."),
         ({"storageType": "s3"}, "storageType s3 needs a `spec.s3` mapping; it is missing"),
         ({"storageType": "s3", "s3": {"region": "x"}}, "spec.s3.bucket is missing"),
         (
@@ -716,7 +716,7 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
         ),
         (
             {"storageType": "s3", "bucket": "b"},
-            "Unknown spec key 'bucket'. Accepted: abfss, file, s3, storageType, tableFormats.",
+            "Unknown spec key 'bucket'. Accepted: abfss, file, gcs, s3, storageType, tableFormats.",
         ),
         (
             {"storageType": "s3", "s3": {"bucket": "b", "region": "x", "regoin": "y"}},

@@ -12,7 +12,8 @@ MASK = "****"
 
 # Words that make a conf key or property a secret, as regex fragments: `access[.-]?key` covers
 # s3a's fs.s3a.access.key, Iceberg S3FileIO's s3.access-key-id and the AWS SDK's system
-# property aws.accessKeyId alike.
+# property aws.accessKeyId alike; `private[.-]?key` the GCS connector's
+# fs.gs.auth.service.account.private.key(.id).
 SECRET_KEY_WORDS = (
     "secret",
     "password",
@@ -27,6 +28,7 @@ SECRET_KEY_WORDS = (
     # (it carries AccountKey= or SharedAccessSignature=).
     "account[._-]?key",
     "connection[._-]?string",
+    "private[.-]?key",
 )
 # Spark masks the values of matching keys in SET, the UI and event logs (spark.redaction.regex,
 # a Java regex matched against keys); the same pattern decides what is kept out of SparkConf.

@@ -9,6 +9,7 @@ resolution is a pure function of it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -21,7 +22,7 @@ from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, uri_ha
 DEPOT_SCHEME = "dataos"
 ENV_DEPOT = "env"
 CATALOG_TYPES = ("rest", "hadoop", "jdbc", "glue", "nessie")
-STORAGE_TYPES = ("s3", "file", "abfss")
+STORAGE_TYPES = ("s3", "file", "abfss", "gcs")
 ENV_DEPOT_TYPES = ("S3", "LAKEHOUSE")
 DEPOTS_FILE_NAME = "depots.yml"
 
@@ -77,6 +78,24 @@ class AbfssStorage:
 
 
 @dataclass(frozen=True)
+class GcsStorage:
+    """A Google Cloud Storage bucket and prefix; `endpoint` is an emulator's URL (none: GCS)."""
+
+    bucket: str
+    relative_path: str
+    project: str | None = None
+    endpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
+
+    @property
+    def warehouse_uri(self) -> str:
+        suffix = f"/{self.relative_path}" if self.relative_path else ""
+        return f"gs://{self.bucket}{suffix}"
+
+
+@dataclass(frozen=True)
 class LocalStorage:
     path: Path
 
@@ -121,6 +140,8 @@ class DepotSecrets:
     azure_client_id: Secret | None = None
     azure_client_secret: Secret | None = None
     azure_tenant_id: Secret | None = None
+    # A Google service-account key, the JSON text of the key file (storageType gcs).
+    gcs_key_json: Secret | None = None
 
     def values(self) -> list[str]:
         """The revealed values that are set, for masking (secrets.scrub)."""
@@ -134,7 +155,7 @@ _SECRET_KEYS = tuple(f.name for f in fields(DepotSecrets))
 @dataclass(frozen=True)
 class Depot:
     name: str
-    storage: S3Storage | LocalStorage | AbfssStorage
+    storage: S3Storage | LocalStorage | AbfssStorage | GcsStorage
     catalog: CatalogSpec
     secrets: DepotSecrets
     source: str
@@ -151,6 +172,9 @@ class Depot:
         values += [v for k, v in self.catalog.properties.items() if is_secret_key(k) and v]
         if self.aws_role is not None and self.aws_role.external_id:
             values.append(self.aws_role.external_id.reveal())
+        if self.secrets.gcs_key_json:
+            # A message may quote a part of the key (its private key, one line of it) alone.
+            values += gcs_key_parts(self.secrets.gcs_key_json.reveal())
         return values
 
 
@@ -168,6 +192,20 @@ class _Context:
         # Unset and empty are the same: `export X=` is how shells "unset" in CI files.
         value = (self.env.get(name) or "").strip()
         return value or None
+
+
+def gcs_key_parts(key_json: str) -> list[str]:
+    """The secret fields of a service-account key and each line of its private key."""
+    try:
+        key = json.loads(key_json)
+    except ValueError:
+        return []
+    if not isinstance(key, dict):
+        return []
+    parts = [str(key.get(name) or "") for name in ("private_key", "private_key_id")]
+    # The PEM's BEGIN/END lines are the same in every key: not worth masking.
+    lines = [n for n in str(key.get("private_key") or "").splitlines() if "-----" not in n]
+    return [p for p in parts + lines if len(p) >= 16]
 
 
 def _normalise_prefix(prefix: str) -> str:

@@ -18,10 +18,11 @@ from dbt.adapters.lakehouse.profile.depot.azure import check_account, check_cont
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
-_SPEC_KEYS = ("storageType", "s3", "file", "abfss", "tableFormats")
+_SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats")
 _S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
 _FILE_KEYS = ("path",)
 _ABFSS_KEYS = ("account", "container", "relativePath", "endpoint")
+_GCS_KEYS = ("bucket", "relativePath", "project", "endpoint")
 _CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
 
 
@@ -34,6 +35,7 @@ class _Draft:
     relative_path: str = ""
     region: str | None = None
     endpoint: str | None = None
+    project: str | None = None  # gcs only
     file_path: str | None = None
     account: str | None = None
     container: str | None = None
@@ -67,8 +69,9 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
     accepted = (
         "Accepted: spec: {storageType: s3, s3: {bucket: <bucket>, relativePath: <prefix>, "
         "region: <region>, endpoint: <url>}}, spec: {storageType: abfss, abfss: {account: "
-        "<storage account>, container: <container>, relativePath: <prefix>}} or spec: "
-        "{storageType: file, file: {path: <folder>}}."
+        "<storage account>, container: <container>, relativePath: <prefix>}}, spec: "
+        "{storageType: gcs, gcs: {bucket: <bucket>, relativePath: <prefix>, project: <project "
+        "id>, endpoint: <emulator url>}} or spec: {storageType: file, file: {path: <folder>}}."
     )
     if not isinstance(spec, Mapping):
         given = "it is missing" if spec is None else f"got {_kind(spec)}"
@@ -87,7 +90,9 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         )
         return
     draft.storage_type = storage_type.lower()
-    keys = {"s3": _S3_KEYS, "file": _FILE_KEYS, "abfss": _ABFSS_KEYS}[draft.storage_type]
+    keys = {"s3": _S3_KEYS, "file": _FILE_KEYS, "abfss": _ABFSS_KEYS, "gcs": _GCS_KEYS}[
+        draft.storage_type
+    ]
     section = spec.get(draft.storage_type)
     where = f"spec.{draft.storage_type}"
     if not isinstance(section, Mapping):
@@ -111,7 +116,10 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
     elif _valid_bucket(bucket, f"{where}.bucket", problems):
         draft.bucket = bucket
     draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
-    draft.region = _opt_str(section, "region", where, problems)
+    if draft.storage_type == "gcs":
+        draft.project = _opt_str(section, "project", where, problems)
+    else:
+        draft.region = _opt_str(section, "region", where, problems)
     draft.endpoint = _opt_str(section, "endpoint", where, problems)
 
 

@@ -19,12 +19,14 @@ from dbt.adapters.lakehouse.profile.depot.azure import (
     abfss_secrets,
     abfss_storage,
 )
+from dbt.adapters.lakehouse.profile.depot.gcs import check_storage_secrets, resolve_gcs_storage
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
     AbfssStorage,
     CatalogSpec,
     Depot,
     DepotSecrets,
+    GcsStorage,
     LocalStorage,
     S3Storage,
     _Context,
@@ -78,7 +80,7 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
 
 def _resolve_storage(
     draft: _Draft, ctx: _Context, problems: list[str]
-) -> S3Storage | LocalStorage | AbfssStorage | None:
+) -> S3Storage | LocalStorage | AbfssStorage | GcsStorage | None:
     if draft.storage_type == "abfss":
         return abfss_storage(
             draft.account, draft.container, draft.relative_path, draft.endpoint, problems
@@ -89,6 +91,8 @@ def _resolve_storage(
         except DepotConfigError as exc:
             problems.append(exc.msg)
             return None
+    if draft.storage_type == "gcs":
+        return resolve_gcs_storage(draft, ctx, problems)
     if draft.storage_type != "s3":
         return None
     region, _ = _first(
@@ -128,6 +132,7 @@ def _resolve_storage(
 
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
+    check_storage_secrets(draft, problems)
     values = {k: v for k, v in draft.secrets.items() if k not in ROLE_KEYS}
     if draft.storage_type == "abfss":
         io_impl = draft.properties.get("io-impl")
@@ -235,11 +240,11 @@ def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> Catal
             + "); remove it, or choose catalog.type rest, nessie or jdbc."
         )
     # The only place this rule lives: engine/sparkconf.py relies on no resolved Depot breaking it.
-    if kind == "glue" and draft.storage_type in ("file", "abfss"):
+    if kind == "glue" and draft.storage_type not in ("s3", None):
         problems.append(
             f"The glue catalog needs S3 storage; got storageType {draft.storage_type}. "
-            "Accepted: storageType s3 with glue, or a hadoop/jdbc/rest/nessie catalog for "
-            "other storage."
+            "Accepted: storageType s3 with glue, or a rest, hadoop, jdbc or nessie catalog "
+            "for other storage."
         )
     return CatalogSpec(kind, uri, draft.catalog_warehouse, dict(draft.properties))
 
