@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, claim_container, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
+from dbt.adapters.lakehouse.engine.gcs_conf import claim_gcs_bucket, gcs_catalog_conf
 from dbt.adapters.lakehouse.engine.role_conf import (
     BASE_KEY_PROPERTIES,
     SDK_V1_DEFAULT_CHAIN,
@@ -23,7 +24,13 @@ from dbt.adapters.lakehouse.engine.role_conf import (
     s3a_role_conf,
 )
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import AbfssStorage, Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot import (
+    AbfssStorage,
+    Depot,
+    DepotSecrets,
+    GcsStorage,
+    S3Storage,
+)
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,
@@ -88,7 +95,8 @@ class SparkConfPlan:
     secret_hadoop_conf: Hadoop keys without the `spark.hadoop.` prefix, set on the
         SparkContext's Hadoop configuration at runtime.
     jar_needs: logical jar sets: iceberg (always), h2 / postgresql (a JDBC catalog's driver),
-        s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog).
+        s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog),
+        gcs-connector / gcp-bundle (GCS, engine/gcs_conf.py).
     secret_system_properties: the driver JVM's system properties a glue catalog's client reads
         its keys from (GLUE_KEY_PROPERTIES), set with java.lang.System.setProperty before the
         catalog's first request and cleared when the session stops. One JVM has one set, so
@@ -110,9 +118,11 @@ def build_spark_conf_plan(
     and credentials."""
     plan = _catalog_plan(depot, catalog_name, default=True)
     s3_owners: dict[str, tuple[str, Depot]] = {}
+    gcs_owners: dict[str, tuple[str, Depot]] = {}
     _claim_bucket(s3_owners, catalog_name, depot)
     abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
     claim_container(abfs_owners, catalog_name, depot)
+    claim_gcs_bucket(gcs_owners, catalog_name, depot)
     for name, other in (mounted or {}).items():
         if name == catalog_name:
             raise DepotConfigError(
@@ -121,6 +131,7 @@ def build_spark_conf_plan(
             )
         _claim_bucket(s3_owners, name, other)
         claim_container(abfs_owners, name, other)
+        claim_gcs_bucket(gcs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
 
@@ -287,6 +298,8 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         secret_catalog.update(azure.secret_catalog)
         secret_hadoop.update(azure.secret_hadoop)
         needs |= azure.jar_needs
+    elif isinstance(storage, GcsStorage):
+        needs |= gcs_catalog_conf(depot, prefix, default, conf, secret_hadoop, secret_catalog)
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
     if depot.aws_role is not None and isinstance(storage, S3Storage):

