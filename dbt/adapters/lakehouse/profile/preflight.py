@@ -2,20 +2,28 @@
 
 This module owns which checks apply to a depot and their one report: the S3 checks
 (preflight_s3.py) for S3 storage, run as the depot's IAM role when it has one
-(preflight_role.py), the Blob checks (preflight_abfss.py) for abfss storage, the REST catalog
-check (preflight_catalog.py) for a REST catalog. No secret reaches a message: every text passes
-`scrub`.
+(preflight_role.py), the Blob checks (preflight_abfss.py) for abfss storage, the GCS checks
+(preflight_gcs.py) for GCS storage, the REST catalog check (preflight_catalog.py) for a REST
+catalog. No secret reaches a message: every text passes `scrub`.
 """
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.profile.depot import AbfssStorage, Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot import (
+    AbfssStorage,
+    Depot,
+    DepotSecrets,
+    GcsStorage,
+    S3Storage,
+)
+from dbt.adapters.lakehouse.profile.gcs_token import HttpRequest, urllib_request
 from dbt.adapters.lakehouse.profile.preflight_abfss import (
     AbfssChecks,
     AbfssClientFactory,
     blob_container_client,
 )
 from dbt.adapters.lakehouse.profile.preflight_catalog import HttpGet, check_rest_catalog, urllib_get
+from dbt.adapters.lakehouse.profile.preflight_gcs import GcsChecks
 from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
 from dbt.adapters.lakehouse.profile.preflight_role import (
     StsClientFactory,
@@ -35,6 +43,7 @@ def run_preflight(
     s3_client_factory: S3ClientFactory = boto3_s3_client,
     abfss_client_factory: AbfssClientFactory = blob_container_client,
     http_get: HttpGet = urllib_get,
+    gcs_request: HttpRequest = urllib_request,
     timeout: float = DEFAULT_TIMEOUT,
     sts_client_factory: StsClientFactory = boto3_sts_client,
 ) -> PreflightReport:
@@ -54,6 +63,8 @@ def run_preflight(
             S3Checks(depot.storage, secrets, s3_client_factory, timeout, report, principal).run()
     if isinstance(depot.storage, AbfssStorage):
         AbfssChecks(depot.storage, depot.secrets, abfss_client_factory, timeout, report).run()
+    elif isinstance(depot.storage, GcsStorage):
+        GcsChecks(depot.storage, depot.secrets, gcs_request, timeout, report).run()
     if depot.catalog.type == "rest":
         check_rest_catalog(
             depot.catalog, depot.storage.warehouse_uri, depot.secrets, http_get, timeout, report
