@@ -2,10 +2,13 @@
 # Installs everything dbt-lakehouse needs on a fresh machine, idempotently:
 #   a JDK 17 (Debian/Ubuntu, when missing), a virtualenv in .venv with the package and its test
 #   tools, and the jars from Maven Central (Iceberg runtime and AWS bundle, hadoop-aws + the AWS
-#   SDK v1 bundle, H2, hadoop-azure and the Iceberg Azure bundle; ~420 MB; each set but the cloud
-#   SDKs and hadoop-azure falls back to PyPI or Debian where Maven Central cannot be reached), sha256-checked, cached under ~/.cache/dbt-lakehouse; the tests' server jars
-#   (S3Proxy 40 MB, Nessie 245 MB; Maven Central), checksummed, into the same cache; and
-#   Azurite (npm, integrity-checked by its lock, 186 MB) for the abfss tests.
+#   SDK v1 bundle, H2, hadoop-azure and the Iceberg Azure bundle, the GCS connector and GCP
+#   bundle; ~600 MB; each set but the cloud SDKs, hadoop-azure and the GCS connector falls back
+#   to PyPI or Debian where Maven Central cannot be reached), sha256-checked, cached under
+#   ~/.cache/dbt-lakehouse; the tests' server jars (S3Proxy 40 MB, Nessie 245 MB; Maven
+#   Central), checksummed, into the same cache; Azurite (npm, integrity-checked by its lock,
+#   186 MB) for the abfss tests; and the GCS emulator (fake-gcs-server, built with Go from the
+#   Go module proxy, pinned by go.sum).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,8 +81,19 @@ if ! "$VENV/bin/dbt-lakehouse" install; then
   fi
 fi
 
+# The GCS depot tests run against fake-gcs-server, a Go program built from the Go module proxy
+# (tests/functional/infra/fake_gcs_server/go.mod + go.sum pin it) into the same cache, once.
+if ! command -v go >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "==> installing Go (builds the GCS emulator for the tests)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+fi
+
 echo "==> fetching the test servers' jars (S3Proxy, Nessie, Spark Connect; from Maven Central) into the cache"
 VENV_PYTHON="$(cd "$VENV" && pwd)/bin/python"
 (cd tests && "$VENV_PYTHON" -m functional.infra.servers)
 echo "==> installing Azurite (npm ci of tests/functional/infra/azurite's lock) into the cache"
 (cd tests && "$VENV_PYTHON" -m functional.infra.azurite)
+echo "==> building the GCS emulator (fake-gcs-server, from the Go module proxy) into the cache"
+(cd tests && "$VENV_PYTHON" -m functional.infra.gcs)

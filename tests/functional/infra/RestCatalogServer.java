@@ -1,13 +1,15 @@
 // An Iceberg REST catalog for the tests: the spec's routes on the JDK's HTTP server, each one
 // served by Iceberg's own CatalogHandlers (the semantics Iceberg's REST clients are tested
 // against: staged creates, commits checked against their requirements, views) over a
-// JdbcCatalog on H2, with table files written through HadoopFileIO and s3a.
+// JdbcCatalog on H2, with table files written through HadoopFileIO and s3a (or, with
+// GCS_ROOT_URL set, Hadoop's GCS connector on an emulator).
 //
 // Configuration comes from the environment so no secret shows in a process listing:
 //   REST_CATALOG_TOKEN   the only bearer token accepted (required)
 //   REST_CATALOG_WAREHOUSE  e.g. s3://bucket/prefix (required)
 //   REST_CATALOG_JDBC_URI   default: an in-memory H2 database that lives as long as the server
 //   S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION   the S3 store
+//   GCS_ROOT_URL, GCS_PROJECT   a GCS emulator instead (the GCS connector on the classpath)
 // Argument: the port to bind on 127.0.0.1 (0 or none: a free one). When ready it prints
 // `rest-catalog listening on 127.0.0.1:<port>`, then one access-log line per request.
 
@@ -170,6 +172,18 @@ public final class RestCatalogServer {
 
   private static Configuration hadoopConf() {
     Configuration conf = new Configuration();
+    String gcsRootUrl = System.getenv("GCS_ROOT_URL");
+    if (gcsRootUrl != null && !gcsRootUrl.isEmpty()) {
+      // A warehouse on a GCS emulator (fake-gcs-server), as the adapter configures Hadoop's GCS
+      // connector for one: no authentication, copy-and-delete instead of the JSON API's moveTo.
+      conf.set("fs.gs.impl", "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem");
+      conf.set("fs.gs.storage.root.url", gcsRootUrl);
+      conf.set("fs.gs.project.id", env("GCS_PROJECT", "test"));
+      conf.set("fs.gs.auth.service.account.enable", "false");
+      conf.set("fs.gs.auth.null.enable", "true");
+      conf.set("fs.gs.operation.move.enable", "false");
+      return conf;
+    }
     conf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem");
     conf.set("fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
     conf.set("fs.s3a.access.key", required("AWS_ACCESS_KEY_ID"));

@@ -291,9 +291,10 @@ def compiled_server(classpath: list[Path]) -> Path:
 
 @dataclass
 class RestCatalog:
-    """An Iceberg REST catalog server whose tables live under `warehouse` on `s3`."""
+    """An Iceberg REST catalog server whose tables live under `warehouse` on `s3` (or on
+    another store a subclass configures: infra/gcs.py)."""
 
-    s3: S3Server
+    s3: S3Server | None
     log_dir: Path
     warehouse: str
     token: str = field(default_factory=lambda: "rest-token-" + secrets.token_urlsafe(18))
@@ -317,13 +318,10 @@ class RestCatalog:
                 counts[int(parts[2])] = counts.get(int(parts[2]), 0) + 1
         return counts
 
-    def start(self) -> RestCatalog:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        classpath = server_classpath()
-        classes = compiled_server(classpath)
-        java = shutil.which("java") or "java"
-        env = {
-            **os.environ,
+    def server_env(self) -> dict[str, str]:
+        """The server's settings and its storage's keys (through the environment, never argv)."""
+        assert self.s3 is not None
+        return {
             "REST_CATALOG_TOKEN": self.token,
             "REST_CATALOG_WAREHOUSE": self.warehouse,
             "S3_ENDPOINT": self.s3.endpoint,
@@ -331,12 +329,23 @@ class RestCatalog:
             "AWS_SECRET_ACCESS_KEY": self.s3.secret_key,
             "AWS_REGION": self.s3.region,
         }
+
+    def extra_classpath(self) -> list[Path]:
+        """Jars the server runs with beyond those it is compiled against (another storage's)."""
+        return []
+
+    def start(self) -> RestCatalog:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        classpath = server_classpath()
+        classes = compiled_server(classpath)
+        java = shutil.which("java") or "java"
+        env = {**os.environ, **self.server_env()}
         command = [
             java,
             "-Xmx384m",
             "-XX:+UseSerialGC",
             "-cp",
-            os.pathsep.join(map(str, [classes, *classpath])),
+            os.pathsep.join(map(str, [classes, *classpath, *self.extra_classpath()])),
             MAIN_CLASS,
             str(self.port),
         ]
