@@ -152,7 +152,7 @@ def _explain_warehouse_missing(catalogs: Mapping[str, CatalogContext]) -> str:
     return (
         f"Iceberg could not list the namespaces of {which}: its warehouse folder does not "
         "exist (Iceberg names it as a namespace with an empty name). Fix: create the folder "
-        "(spec.file.path of a file depot, relativePath in an S3 depot's bucket), or correct "
+        "(spec.file.path of a file depot, relativePath in an S3 or GCS depot's bucket), or correct "
         "the catalog's warehouse; `dbt debug` checks it."
     )
 

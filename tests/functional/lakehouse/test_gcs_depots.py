@@ -1,0 +1,324 @@
+"""GCS depots, for real, on fake-gcs-server (the GCS emulator scripts/install.sh builds from the
+Go module proxy), started by these tests on 127.0.0.1 on a free port, with every catalog type
+that can live on GCS:
+
+- rest (the test REST catalog server, its warehouse on the emulator): one dbt project with a
+  seed, a table, a `merge` incremental model, a snapshot and a time-travel model, built as a
+  first run, a rerun with changed input and a --full-refresh, with exact rows each time; the
+  objects the emulator holds afterwards; `dbt debug`'s GCS preflight, passing and failing.
+- hadoop, nessie, jdbc (H2): three GCS depots mounted (`depots:`) beside an S3 depot (moto):
+  a table in each GCS catalog made from the S3 depot's seed, and one joining all three back on
+  S3, in one `dbt build` (the cheapest proof per catalog type), plus `dbt debug`'s preflight of
+  all four depots.
+
+The two classes need different jars (the second adds S3's and H2's), so the shared JVM is
+relaunched once per class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.lakehouse.profile.depot import resolve_depot
+from dbt.adapters.lakehouse.profile.preflight import run_preflight
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+from functional.infra.depots import inline_depot
+from functional.infra.gcs import FakeGcsServer, GcsRestCatalog, binary_path
+from functional.infra.nessie import NessieServer
+from functional.infra.servers import ServerError
+from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.tables import current_snapshot, expect, rows
+
+pytestmark = pytest.mark.only_profile("s3_rest")
+
+SPARK: dict[str, Any] = {
+    "master": "local[2]",
+    "driver_memory": "2g",
+    "conf": {"spark.sql.shuffle.partitions": "2"},
+}
+
+PEOPLE_CSV = "id,name\n1,alice\n2,bob\n"
+PEOPLE = [(1, "alice"), (2, "bob")]
+PLAIN_SQL = (
+    "{{ config(materialized='table') }}\nselect id, upper(name) as name from {{ ref('people') }}"
+)
+PLAIN = [(1, "ALICE"), (2, "BOB")]
+
+# Batch 1 inserts 1 and 2; batch 2 updates 2 and inserts 3.
+MERGED_SQL = """
+{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
+{% if var('batch', 1) == 1 %}
+select * from values (1, 'a'), (2, 'b') as t(id, s)
+{% else %}
+select * from values (2, 'B'), (3, 'c') as t(id, s)
+{% endif %}
+"""
+# Time travel: `merged` as it was at the snapshot given (run on its own, tag `travel`).
+MERGED_THEN_SQL = """
+{{ config(materialized='table', tags=['travel']) }}
+select * from {{ lakehouse.as_of(ref('merged'), snapshot_id=var('first_snapshot', 0)) }}
+"""
+SNAPSHOT_SQL = """
+{% snapshot snap_merged %}
+{{ config(unique_key='id', strategy='check', check_cols=['s']) }}
+select * from {{ ref('merged') }}
+{% endsnapshot %}
+"""
+
+
+def gcs_depot(gcs: FakeGcsServer, catalog: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return {
+        "type": "lakehouse",
+        "spec": {
+            "storageType": "gcs",
+            "gcs": {
+                "bucket": gcs.bucket,
+                "relativePath": prefix,
+                "project": gcs.project,
+                "endpoint": gcs.endpoint,
+            },
+        },
+        "catalog": catalog,
+    }
+
+
+def target(depot: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "lakehouse", "threads": 2, "depot": depot, "spark": SPARK, **extra}
+
+
+@pytest.fixture(scope="module")
+def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeGcsServer]:
+    if not binary_path().is_file():
+        try:
+            from functional.infra.gcs import build
+
+            build()
+        except ServerError as exc:
+            pytest.skip(f"no GCS emulator: {exc}")
+    server = FakeGcsServer(Path(tmp_path_factory.mktemp("fake-gcs"))).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gcs_rest(fake_gcs: FakeGcsServer) -> Iterator[GcsRestCatalog]:
+    catalog = GcsRestCatalog(
+        s3=None,
+        log_dir=fake_gcs.log_dir,
+        warehouse=f"gs://{fake_gcs.bucket}/rest-wh",
+        gcs=fake_gcs,
+    ).start()
+    yield catalog
+    catalog.stop()
+
+
+class TestRestCatalogOnGcs:
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, fake_gcs: FakeGcsServer, gcs_rest: GcsRestCatalog) -> Any:
+        depot = gcs_depot(fake_gcs, {"type": "rest", "uri": gcs_rest.uri}, "rest-wh")
+        depot["secrets"] = {"apikey": gcs_rest.token}
+        return target(depot)
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"people.csv": PEOPLE_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "plain.sql": PLAIN_SQL,
+            "merged.sql": MERGED_SQL,
+            "merged_then.sql": MERGED_THEN_SQL,
+        }
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"snap_merged.sql": SNAPSHOT_SQL}
+
+    def build(self, *args: str) -> str:
+        results, stdout = run_dbt_and_capture(["build", "--exclude", "tag:travel", *args])
+        assert all(str(r.status) in ("success", "pass") for r in results), results
+        return output_text(stdout)
+
+    def test_seed_table_merge_snapshot_time_travel(
+        self, project: Any, fake_gcs: FakeGcsServer, gcs_rest: GcsRestCatalog
+    ) -> None:
+        conf = dict(resolve_profile(project.adapter.config.credentials).spec.conf)
+        assert conf["spark.sql.catalog.lakehouse.warehouse"] == f"gs://{fake_gcs.bucket}/rest-wh"
+        assert conf["spark.hadoop.fs.gs.storage.root.url"] == fake_gcs.endpoint
+        snap = "id, s, dbt_valid_to is null"
+
+        self.build()  # first run
+        expect(rows(project, "people"), PEOPLE)
+        expect(rows(project, "plain"), PLAIN)
+        expect(rows(project, "merged"), [(1, "a"), (2, "b")])
+        expect(rows(project, "snap_merged", snap), [(1, "a", True), (2, "b", True)])
+        first_snapshot = current_snapshot(project, "merged")
+
+        self.build("--select", "merged+", "--vars", "{batch: 2}")  # rerun: a merge
+        expect(rows(project, "merged"), [(1, "a"), (2, "B"), (3, "c")])
+        changed = [(1, "a", True), (2, "b", False), (2, "B", True), (3, "c", True)]
+        expect(rows(project, "snap_merged", snap), changed)
+
+        # Time travel to the first run's snapshot of `merged`.
+        run_dbt(
+            ["run", "--select", "merged_then", "--vars", f"{{first_snapshot: {first_snapshot}}}"]
+        )
+        expect(rows(project, "merged_then"), [(1, "a"), (2, "b")])
+
+        self.build("--full-refresh", "--vars", "{batch: 2}")
+        expect(rows(project, "people"), PEOPLE)
+        expect(rows(project, "plain"), PLAIN)
+        expect(rows(project, "merged"), [(2, "B"), (3, "c")])
+        expect(rows(project, "snap_merged", snap), changed)  # a snapshot ignores --full-refresh
+
+        # The emulator holds the tables: data and metadata files under the depot's prefix.
+        schema = project.test_schema
+        for name in ("people", "plain", "merged", "snap_merged", "merged_then"):
+            found = fake_gcs.object_names(f"rest-wh/{schema}/{name}/")
+            assert any(n.endswith(".parquet") and "/data/" in n for n in found), (name, found)
+            assert any(n.endswith(".metadata.json") for n in found), (name, found)
+        # merged: the first run's, the merge's and the full refresh's commits, history kept.
+        merged_meta = fake_gcs.object_names(f"rest-wh/{schema}/merged/metadata/")
+        assert len([n for n in merged_meta if n.endswith(".metadata.json")]) >= 3, merged_meta
+        assert gcs_rest.status_counts().get(500, 0) == 0
+
+    def test_debug_preflight_passes_and_a_missing_bucket_fails(
+        self, project: Any, fake_gcs: FakeGcsServer, gcs_rest: GcsRestCatalog
+    ) -> None:
+        _, stdout = run_dbt_and_capture(["debug"])
+        text = output_text(stdout)
+        assert f"GCS bucket '{fake_gcs.bucket}' at {fake_gcs.endpoint} is reachable" in text, text
+        assert "storage.objects.create and storage.objects.delete on gs://" in text
+        # No probe object is left behind.
+        assert not [n for n in fake_gcs.object_names("rest-wh/") if "preflight" in n]
+
+        missing = gcs_depot(fake_gcs, {"type": "hadoop"}, "wh")
+        missing["spec"]["gcs"]["bucket"] = "no-such-bucket"
+        depot = resolve_depot(
+            depot=missing, depots_file=None, warehouse=None, aws_region=None, aws_endpoint=None
+        )
+        report = run_preflight(depot)
+        assert report.problems == [
+            f"GCS bucket 'no-such-bucket' does not exist at {fake_gcs.endpoint} (404). Given: "
+            "spec.gcs.bucket: no-such-bucket. Fix: create the bucket, or correct spec.gcs.bucket "
+            "in the depot (the bucket name only; the folder goes in relativePath)."
+        ]
+
+
+@pytest.fixture(scope="module")
+def nessie_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NessieServer]:
+    server = NessieServer(log_dir=Path(tmp_path_factory.mktemp("nessie-gcs")))
+    server.start()
+    yield server
+    server.stop()
+
+
+# One table per GCS catalog, each made from the S3 depot's seed, and a join of all three back on
+# S3: every catalog type on GCS, and data crossing clouds both ways in one run.
+GCS_CATALOGS = ("gcs_hadoop", "gcs_nessie", "gcs_jdbc")
+ON_GCS_SQL = """
+{{{{ config(materialized='table', database='{catalog}') }}}}
+select id, upper(name) as name from {{{{ ref('people') }}}}
+"""
+ACROSS_SQL = """
+{{ config(materialized='table') }}
+select h.id, h.name, n.name as nessie_name, j.name as jdbc_name
+from {{ ref('on_gcs_hadoop') }} h
+join {{ ref('on_gcs_nessie') }} n on h.id = n.id
+join {{ ref('on_gcs_jdbc') }} j on h.id = j.id
+"""
+
+
+class TestEveryCatalogOnGcsBesideS3:
+    """The profile's own depot is on S3 (moto, hadoop catalog); `depots:` mounts three GCS
+    depots on the emulator's bucket, with a hadoop, a nessie and a jdbc (H2) catalog. Each
+    keeps its own storage settings (catalog-scoped connector settings beside the session's
+    s3a ones)."""
+
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(
+        self,
+        fake_gcs: FakeGcsServer,
+        s3_server: Any,
+        nessie_server: NessieServer,
+        tmp_path_factory: pytest.TempPathFactory,
+    ) -> Any:
+        h2 = Path(tmp_path_factory.mktemp("gcs-jdbc")) / "catalog"
+        nessie = gcs_depot(fake_gcs, {"type": "nessie", "uri": nessie_server.uri}, "nessie-wh")
+        nessie["secrets"] = {"apikey": nessie_server.token}
+        mounted = {
+            "gcs_hadoop": gcs_depot(fake_gcs, {"type": "hadoop"}, "hadoop-wh"),
+            "gcs_nessie": nessie,
+            "gcs_jdbc": gcs_depot(
+                fake_gcs, {"type": "jdbc", "uri": f"jdbc:h2:file:{h2}"}, "jdbc-wh"
+            ),
+        }
+        main = inline_depot(
+            bucket=s3_server.bucket,
+            endpoint=s3_server.endpoint,
+            access_key=s3_server.access_key,
+            secret_key=s3_server.secret_key,
+            region=s3_server.region,
+            catalog={"type": "hadoop"},
+            prefix="gcs-neighbour",
+        )
+        return target(main, depots=mounted)
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"people.csv": PEOPLE_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        on_gcs = {
+            f"on_{catalog}.sql": ON_GCS_SQL.format(catalog=catalog) for catalog in GCS_CATALOGS
+        }
+        return {**on_gcs, "across.sql": ACROSS_SQL}
+
+    def test_every_catalog_type_on_gcs_and_a_join_across_clouds(
+        self, project: Any, fake_gcs: FakeGcsServer, s3_server: Any
+    ) -> None:
+        conf = dict(resolve_profile(project.adapter.config.credentials).spec.conf)
+        for catalog in GCS_CATALOGS:
+            prefix = f"spark.sql.catalog.{catalog}.hadoop.fs.gs."
+            assert conf[f"{prefix}storage.root.url"] == fake_gcs.endpoint
+        # A hadoop catalog cannot list namespaces before its warehouse folder exists (on any
+        # storage; docs/errors.md), which dbt does first: the test schema makes it.
+        project.run_sql(f"create namespace if not exists `gcs_hadoop`.`{project.test_schema}`")
+        results = run_dbt(["build"])
+        assert len(results) == 5
+        # Every depot's preflight, S3's and each GCS one's, then each catalog's namespaces
+        # (after the build: a hadoop catalog cannot list a warehouse folder not yet written).
+        assert run_dbt(["debug"])
+        schema = project.test_schema
+        for catalog in GCS_CATALOGS:
+            found = project.run_sql(
+                f"select * from `{catalog}`.`{schema}`.`on_{catalog}`", fetch="all"
+            )
+            expect(sorted(tuple(r) for r in found), PLAIN)
+        expect(
+            rows(project, "across"),
+            [(1, "ALICE", "ALICE", "ALICE"), (2, "BOB", "BOB", "BOB")],
+        )
+        # Each table is on its cloud: the three under their GCS prefixes, the rest on S3.
+        for catalog, prefix in zip(
+            GCS_CATALOGS, ("hadoop-wh", "nessie-wh", "jdbc-wh"), strict=True
+        ):
+            names = fake_gcs.object_names(f"{prefix}/{schema}/")
+            table = [n for n in names if f"/on_{catalog}" in n]
+            assert any(n.endswith(".parquet") for n in table), (catalog, names)
+            assert any(n.endswith(".metadata.json") for n in table), (catalog, names)
+            if catalog == "gcs_hadoop":  # its commit record, renamed into place by the connector
+                assert any(n.endswith("metadata/version-hint.text") for n in table), names
+        assert not [n for n in fake_gcs.object_names() if "/across" in n or "/people" in n]
+        for name in ("people", "across"):
+            listed = s3_server.client().list_objects_v2(
+                Bucket=s3_server.bucket, Prefix=f"gcs-neighbour/{schema}/{name}/"
+            )
+            assert listed.get("KeyCount", 0) > 0, name
