@@ -130,3 +130,19 @@ def test_a_gcs_key_on_an_s3_depot_is_refused(tmp_path: Path) -> None:
     msg = error_of(entry, tmp_path)
     assert "secrets.gcs_key_json is for storageType gcs; this depot's storageType is s3" in msg
     assert "PRIVATE" not in msg
+
+
+def test_the_delta_mirror_is_refused_on_gcs(tmp_path: Path) -> None:
+    entry = gcs_entry()
+    entry["spec"]["tableFormats"] = ["iceberg", "delta"]
+    msg = error_of(entry, tmp_path)
+    assert "the Delta log beside Iceberg is not available on GCS depots yet" in msg
+    # ...and where a model asks for it, before delta-rs is given a gs:// path.
+    from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
+    from dbt.adapters.lakehouse.delta_mirror.storage import storage_options
+
+    with pytest.raises(DeltaConfigError) as info:
+        storage_options(resolve(gcs_entry(), tmp_path))
+    assert "not available on GCS depots yet; depot 'inline' is on gs://lake-bucket" in str(
+        info.value.msg
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
 from dbt.adapters.lakehouse.profile.depot.azure import blob_endpoint
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, S3Storage
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, GcsStorage, S3Storage
 from dbt.adapters.lakehouse.profile.secrets import MASK
 
 _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
@@ -34,6 +35,12 @@ def storage_options(depot: Depot | None) -> dict[str, str]:
     keys, so the log lands where the catalog's files are, with the same credentials."""
     if depot is not None and isinstance(depot.storage, AbfssStorage):
         return _azure_options(depot, depot.storage)
+    if depot is not None and isinstance(depot.storage, GcsStorage):
+        raise DeltaConfigError(
+            f"The Delta log beside Iceberg is not available on GCS depots yet; depot "
+            f"'{depot.name}' is on gs://{depot.storage.bucket}. Accepted: table_formats: "
+            "[iceberg] on GCS, or a dual-format table in an S3 or file depot."
+        )
     if depot is None or not isinstance(depot.storage, S3Storage):
         return StorageOptions()
     storage = depot.storage

@@ -64,6 +64,11 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
             table_formats = parse_table_formats(draft.table_formats, "spec.tableFormats")
         except DeltaConfigError as exc:
             problems.append(str(exc.msg))
+        if draft.storage_type == "gcs" and "delta" in (table_formats or ()):
+            problems.append(
+                "spec.tableFormats names delta, but the Delta log beside Iceberg is not "
+                "available on GCS depots yet. Accepted: [iceberg] (or no tableFormats) on GCS."
+            )
     if problems or storage is None or catalog is None:
         _raise(problems or ["The depot is incomplete."], name, source)
     return Depot(
