@@ -129,3 +129,24 @@ def test_two_depots_on_one_bucket_must_share_key_and_endpoint() -> None:
     # Other buckets are independent.
     other = gcs_depot(key=service_account_key(), bucket="other")
     assert build_spark_conf_plan(gcs_depot(), "a", {"b": other})
+
+
+def test_a_mounted_depot_inherits_nothing_from_the_profiles_gcs_depot() -> None:
+    """Beside a default depot on an emulator with no key, a mounted one on Google with the
+    default chain states Google's endpoint and blanks the key settings; beside a default one
+    with a key, a mounted emulator depot runs unauthenticated."""
+    key = service_account_key()
+    plan = build_spark_conf_plan(
+        gcs_depot(endpoint=EMULATOR), "main", {"lake": gcs_depot(bucket="b")}
+    )
+    scope = f"{C}.hadoop.fs.gs."
+    assert plan.conf[f"{scope}storage.root.url"] == "https://storage.googleapis.com/"
+    assert plan.conf[f"{scope}operation.move.enable"] == "true"
+    assert plan.conf[f"{scope}auth.null.enable"] == "false"
+    assert plan.conf[f"{scope}auth.service.account.private.key"] == ""
+    keyed = build_spark_conf_plan(
+        gcs_depot(key=key), "main", {"lake": gcs_depot(endpoint=EMULATOR, bucket="b")}
+    )
+    assert keyed.conf[f"{scope}auth.null.enable"] == "true"
+    assert keyed.conf[f"{scope}auth.service.account.enable"] == "false"
+    assert keyed.conf[f"{scope}storage.root.url"] == EMULATOR

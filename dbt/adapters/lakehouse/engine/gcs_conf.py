@@ -121,8 +121,32 @@ def _connector(
     elif storage.endpoint:
         conf[f"{scope}auth.service.account.enable"] = "false"
         conf[f"{scope}auth.null.enable"] = "true"
+    if not default:
+        _no_inherited_settings(storage, key_json, scope, conf)
     # No key and no emulator: the connector's default chain (GOOGLE_APPLICATION_CREDENTIALS,
     # then the metadata server).
+
+
+# What a mounted depot's catalog would otherwise take from the session's Hadoop conf, that is
+# from the profile's own GCS depot: its emulator, its unauthenticated mode, its key.
+GCS_API_ROOT = "https://storage.googleapis.com/"
+GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
+
+
+def _no_inherited_settings(
+    storage: GcsStorage, key_json: str | None, scope: str, conf: dict[str, str]
+) -> None:
+    """A catalog's `hadoop.*` settings override the session's; what it leaves unset it inherits.
+    So a mounted depot states its endpoint and its kind of credentials in full, and without a
+    key of its own blanks the key settings (the connector treats empty as unset)."""
+    conf.setdefault(f"{scope}storage.root.url", GCS_API_ROOT)
+    conf.setdefault(f"{scope}operation.move.enable", "true")
+    conf.setdefault(f"{scope}auth.null.enable", "false")
+    conf.setdefault(f"{scope}auth.service.account.enable", "true")
+    conf.setdefault(f"{scope}token.server.url", GOOGLE_TOKEN_URI)
+    if not key_json:
+        for setting in KEY_SETTINGS.values():
+            conf[f"{scope}{setting}"] = ""
 
 
 def claim_gcs_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
