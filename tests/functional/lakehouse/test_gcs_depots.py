@@ -105,7 +105,8 @@ def target(depot: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeGcsServer]:
+def fake_gcs(lakehouse_root: Path) -> Iterator[FakeGcsServer]:
+    # Through `lakehouse_root`: the test process's warm engine lives (and is stopped) there.
     if not binary_path().is_file():
         try:
             from functional.infra.gcs import build
@@ -113,7 +114,7 @@ def fake_gcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeGcsServer
             build()
         except ServerError as exc:
             pytest.skip(f"no GCS emulator: {exc}")
-    server = FakeGcsServer(Path(tmp_path_factory.mktemp("fake-gcs"))).start()
+    server = FakeGcsServer(lakehouse_root / "servers" / "fake-gcs").start()
     yield server
     server.stop()
 
