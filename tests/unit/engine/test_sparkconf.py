@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.lakehouse.engine.s3_conf import S3A_LIMITS, S3A_MARKERS
 from dbt.adapters.lakehouse.engine.sparkconf import (
     GLUE_KEY_PROPERTIES,
     S3_FILE_IO,
-    S3A_LIMITS,
-    S3A_MARKERS,
     SYSTEM_PROPERTY_CREDENTIALS,
     SparkConfPlan,
     build_spark_conf_plan,

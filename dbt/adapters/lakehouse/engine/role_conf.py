@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dbt.adapters.lakehouse.engine.s3_conf import SIMPLE_CREDENTIALS, TEMPORARY_CREDENTIALS
 from dbt.adapters.lakehouse.profile.depot import DepotSecrets
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 
 ASSUMED_ROLE_PROVIDER = "org.apache.hadoop.fs.s3a.auth.AssumedRoleCredentialProvider"
-SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
-TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # The SDK v1 default chain: environment, system properties, web identity (EKS), profile,
 # container and instance credentials. Also s3a's provider for a depot with neither keys nor a
 # role: s3a's own default list (Hadoop 3.3.4) has no web identity and no ~/.aws profile.

@@ -1,11 +1,12 @@
 """The Spark configuration a Depot implies: SparkConf keys, runtime-only secrets, jar sets.
 
 This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
-verified in docs/runtime.md, "Catalogs" and "S3 configuration"). It keeps secrets out of `conf`:
-SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords
-go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It
-starts nothing and reads no environment. `catalog_context` says what an error message may tell
-of a catalog (name, type, depot, region, Glue endpoint; no secrets).
+verified in docs/runtime.md, "Catalogs" and "S3 configuration"; each storage's own settings are
+in s3_conf.py, azure_conf.py and gcs_conf.py, a role's in role_conf.py). It keeps secrets out of
+`conf`: SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and
+passwords go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at
+runtime. It starts nothing and reads no environment. `catalog_context` says what an error
+message may tell of a catalog (name, type, depot, region, Glue endpoint; no secrets).
 """
 
 from __future__ import annotations
@@ -23,18 +24,21 @@ from dbt.adapters.lakehouse.engine.role_conf import (
     iceberg_role_conf,
     s3a_role_conf,
 )
+from dbt.adapters.lakehouse.engine.s3_conf import (
+    claim_bucket,
+    put_secret,
+    s3a_conf,
+    s3fileio_conf,
+)
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
     Depot,
-    DepotSecrets,
     GcsStorage,
     S3Storage,
 )
-from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,
-    Secret,
     is_secret_key,
     uri_has_secret,
 )
@@ -46,9 +50,6 @@ GLUE_CATALOG = "org.apache.iceberg.aws.glue.GlueCatalog"
 NESSIE_CATALOG = "org.apache.iceberg.nessie.NessieCatalog"
 HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
-S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
-SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
-TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # Iceberg's Glue client (AWS SDK v2) takes credentials only from a provider class with a static
 # `create()` / `create(Map)` (`client.credentials-provider`), and no class in the Iceberg runtime
 # or the AWS bundle holds static keys that way. So the depot's keys reach it as the driver JVM's
@@ -62,27 +63,14 @@ GLUE_KEY_PROPERTIES = BASE_KEY_PROPERTIES
 
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
-# A dead endpoint must fail within seconds, not after the clients' default retry storms
-# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a in Hadoop 3.3: 20 SDK
-# attempts x 7 s3a retries, 200 s socket timeout). Profile `spark.conf` or catalog properties
-# override each of them.
+# A dead endpoint must fail within seconds, not after the client's default retry storm
+# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a's: s3_conf.py). Catalog
+# properties override each of them.
 REST_CLIENT_LIMITS = {
     "rest.client.connection-timeout-ms": "10000",
     "rest.client.socket-timeout-ms": "60000",
     "rest.client.max-retries": "3",
 }
-S3A_LIMITS = {
-    "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
-    "spark.hadoop.fs.s3a.connection.timeout": "60000",
-    "spark.hadoop.fs.s3a.attempts.maximum": "3",
-    "spark.hadoop.fs.s3a.retry.limit": "3",
-    "spark.hadoop.fs.s3a.retry.interval": "500ms",
-}
-# Keep directory markers (Hadoop 3.4's default; understood by the 3.3 client in pyspark): with
-# 3.3's `delete`, every file written costs a bulk DELETE of its parents' markers, which Iceberg's
-# object layout never needs, and which stores backed by a file system (S3Proxy) refuse with
-# 500s that s3a retries for seconds per file.
-S3A_MARKERS = {"spark.hadoop.fs.s3a.directory.marker.retention": "keep"}
 
 
 @dataclass(frozen=True)
@@ -119,7 +107,7 @@ def build_spark_conf_plan(
     plan = _catalog_plan(depot, catalog_name, default=True)
     s3_owners: dict[str, tuple[str, Depot]] = {}
     gcs_owners: dict[str, tuple[str, Depot]] = {}
-    _claim_bucket(s3_owners, catalog_name, depot)
+    claim_bucket(s3_owners, catalog_name, depot)
     abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
     claim_container(abfs_owners, catalog_name, depot)
     claim_gcs_bucket(gcs_owners, catalog_name, depot)
@@ -129,7 +117,7 @@ def build_spark_conf_plan(
                 f"Profile `depots:` mounts a depot as catalog '{name}', the name the profile's "
                 "own depot is mounted as (profile `database`). Accepted: any other catalog name."
             )
-        _claim_bucket(s3_owners, name, other)
+        claim_bucket(s3_owners, name, other)
         claim_container(abfs_owners, name, other)
         claim_gcs_bucket(gcs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
@@ -150,34 +138,6 @@ def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogCo
         bucket=storage.bucket if isinstance(storage, S3Storage) else None,
         role_arn=depot.aws_role.arn if depot.aws_role else None,
     )
-
-
-def _claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot: Depot) -> None:
-    """Hadoop caches one S3 client per bucket (scheme, bucket, user), built from the settings of
-    whichever catalog reached the bucket first: two depots on one bucket must agree on them."""
-    storage = depot.storage
-    if not isinstance(storage, S3Storage):
-        return
-    earlier = owners.get(storage.bucket)
-    if earlier is None:
-        owners[storage.bucket] = (catalog_name, depot)
-        return
-    other_name, other = earlier
-    other_storage = other.storage
-    assert isinstance(other_storage, S3Storage)
-    same = (
-        (other_storage.region, other_storage.endpoint) == (storage.region, storage.endpoint)
-        and other.secrets.aws_access_key == depot.secrets.aws_access_key
-        and other.secrets.aws_secret_key == depot.secrets.aws_secret_key
-        and other.secrets.aws_session_token == depot.secrets.aws_session_token
-    )
-    if not same:
-        raise DepotConfigError(
-            f"Depots '{other.name}' (catalog {other_name}) and '{depot.name}' (catalog "
-            f"{catalog_name}) both use bucket '{storage.bucket}' with different credentials, "
-            "region or endpoint; Hadoop keeps one S3 client per bucket, so one bucket has one set. "
-            "Accepted: depots on different buckets, or the same settings for a shared bucket."
-        )
 
 
 def _merged(
@@ -236,15 +196,15 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         conf[f"{prefix}.catalog-impl"] = JDBC_CATALOG
         conf[f"{prefix}.jdbc.schema-version"] = "V1"
         put_uri(catalog.uri)
-        _put_secret(secret_catalog, f"{prefix}.jdbc.user", secrets.jdbc_user)
-        _put_secret(secret_catalog, f"{prefix}.jdbc.password", secrets.jdbc_password)
+        put_secret(secret_catalog, f"{prefix}.jdbc.user", secrets.jdbc_user)
+        put_secret(secret_catalog, f"{prefix}.jdbc.password", secrets.jdbc_password)
         driver = jdbc_driver_need(catalog.uri)
         if driver:
             needs.add(driver)
     elif catalog.type == "rest":
         conf[f"{prefix}.type"] = "rest"
         put_uri(catalog.uri)
-        _put_secret(secret_catalog, f"{prefix}.token", secrets.apikey)
+        put_secret(secret_catalog, f"{prefix}.token", secrets.apikey)
         conf.update({f"{prefix}.{key}": value for key, value in REST_CLIENT_LIMITS.items()})
     elif catalog.type == "hadoop":
         conf[f"{prefix}.type"] = "hadoop"
@@ -256,14 +216,14 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         conf[f"{prefix}.client.region"] = storage.region
         if secrets.aws_access_key and secrets.aws_secret_key:
             for name, prop in GLUE_KEY_PROPERTIES.items():
-                _put_secret(secret_system, prop, getattr(secrets, name))
+                put_secret(secret_system, prop, getattr(secrets, name))
     elif catalog.type == "nessie":
         conf[f"{prefix}.catalog-impl"] = NESSIE_CATALOG
         conf[f"{prefix}.ref"] = "main"
         put_uri(catalog.uri)
         if secrets.apikey:
             conf[f"{prefix}.authentication.type"] = "BEARER"
-            _put_secret(secret_catalog, f"{prefix}.authentication.token", secrets.apikey)
+            put_secret(secret_catalog, f"{prefix}.authentication.token", secrets.apikey)
     else:
         raise DepotConfigError(
             f"Depot '{depot.name}' has catalog type {catalog.type!r}, which has no Spark "
@@ -275,20 +235,18 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         io_impl = catalog.properties.get("io-impl", default_io)
         conf[f"{prefix}.io-impl"] = io_impl
         if io_impl == S3_FILE_IO:
-            _s3fileio(storage, secrets, prefix, conf, secret_catalog, depot.aws_role is None)
+            s3fileio_conf(storage, secrets, prefix, conf, secret_catalog, depot.aws_role is None)
             needs.add("aws-sdk-v2")
         else:
             # The default depot's settings are the session's; a mounted one's are its
             # catalog's own, so each keeps its own keys and endpoint.
-            _s3a(
-                storage,
-                secrets,
-                conf,
-                secret_hadoop,
-                secret_catalog,
-                None if default else prefix,
-                depot.aws_role,
+            scope = s3a_conf(
+                storage, secrets, conf, secret_hadoop, secret_catalog, None if default else prefix
             )
+            if depot.aws_role is not None:
+                conf.update(s3a_role_conf(depot.aws_role, secrets, scope))
+            elif not (secrets.aws_access_key and secrets.aws_secret_key):
+                conf[f"{scope}aws.credentials.provider"] = SDK_V1_DEFAULT_CHAIN
             needs.add("s3a")
     if isinstance(storage, AbfssStorage):
         io_impl = catalog.properties.get("io-impl", default_io_impl(secrets))
@@ -340,74 +298,6 @@ def jdbc_driver_need(uri: str | None) -> str | None:
     scheme, _, rest = (uri or "").partition(":")
     subprotocol = rest.partition(":")[0].lower()
     return JDBC_DRIVER_NEEDS.get(subprotocol) if scheme.lower() == "jdbc" else None
-
-
-def _s3a(
-    storage: S3Storage,
-    secrets: DepotSecrets,
-    conf: dict[str, str],
-    secret_hadoop: dict[str, str],
-    secret_catalog: dict[str, str],
-    catalog_prefix: str | None = None,
-    role: AwsRole | None = None,
-) -> None:
-    """Route 1: hadoop-aws s3a serves both s3:// and s3a:// through HadoopFileIO.
-
-    With `catalog_prefix`, every setting is a catalog property (`<prefix>.hadoop.fs.s3a.*`):
-    Iceberg applies it to that catalog's Hadoop conf alone, which its FileIO carries to the
-    executors, so the catalog keeps its own keys and endpoint beside the session's.
-    """
-    if catalog_prefix is None:
-        scope, secret_scope, secret_target = "spark.hadoop.fs.s3a.", "fs.s3a.", secret_hadoop
-    else:
-        scope = secret_scope = f"{catalog_prefix}.hadoop.fs.s3a."
-        secret_target = secret_catalog
-    conf["spark.hadoop.fs.s3.impl"] = S3A_FILESYSTEM
-    conf.update(S3A_LIMITS)
-    conf.update(S3A_MARKERS)
-    conf[f"{scope}endpoint.region"] = storage.region
-    if storage.endpoint:
-        conf[f"{scope}endpoint"] = storage.endpoint
-        # S3-compatible stores (MinIO, moto) rarely have per-bucket DNS names.
-        conf[f"{scope}path.style.access"] = "true"
-        if storage.endpoint.lower().startswith("http://"):
-            conf[f"{scope}connection.ssl.enabled"] = "false"
-    if secrets.aws_access_key and secrets.aws_secret_key:
-        secret_target[f"{secret_scope}access.key"] = secrets.aws_access_key.reveal()
-        secret_target[f"{secret_scope}secret.key"] = secrets.aws_secret_key.reveal()
-        provider = SIMPLE_CREDENTIALS
-        if secrets.aws_session_token:
-            secret_target[f"{secret_scope}session.token"] = secrets.aws_session_token.reveal()
-            provider = TEMPORARY_CREDENTIALS
-        conf[f"{scope}aws.credentials.provider"] = provider
-    if role is not None:
-        conf.update(s3a_role_conf(role, secrets, scope))
-    elif not (secrets.aws_access_key and secrets.aws_secret_key):
-        conf[f"{scope}aws.credentials.provider"] = SDK_V1_DEFAULT_CHAIN
-
-
-def _s3fileio(
-    storage: S3Storage,
-    secrets: DepotSecrets,
-    prefix: str,
-    conf: dict[str, str],
-    secret_catalog: dict[str, str],
-    with_keys: bool = True,
-) -> None:
-    """Route 2: Iceberg's S3FileIO (SDK v2) as catalog properties; no keys with a role."""
-    conf[f"{prefix}.client.region"] = storage.region
-    if storage.endpoint:
-        conf[f"{prefix}.s3.endpoint"] = storage.endpoint
-        conf[f"{prefix}.s3.path-style-access"] = "true"
-    if with_keys and secrets.aws_access_key and secrets.aws_secret_key:
-        secret_catalog[f"{prefix}.s3.access-key-id"] = secrets.aws_access_key.reveal()
-        secret_catalog[f"{prefix}.s3.secret-access-key"] = secrets.aws_secret_key.reveal()
-        _put_secret(secret_catalog, f"{prefix}.s3.session-token", secrets.aws_session_token)
-
-
-def _put_secret(target: dict[str, str], key: str, secret: Secret | None) -> None:
-    if secret:
-        target[key] = secret.reveal()
 
 
 def _check_catalog_name(catalog_name: str) -> None:
