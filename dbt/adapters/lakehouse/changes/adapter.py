@@ -19,7 +19,6 @@ from dbt.adapters.lakehouse.changes import rows
 from dbt.adapters.lakehouse.changes.plan import (
     LOST_CHANGES_MODES,
     ChangesPlan,
-    ancestors,
     plan_changes,
     record_key,
     recorded_snapshot,
@@ -27,6 +26,7 @@ from dbt.adapters.lakehouse.changes.plan import (
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
+from dbt.adapters.lakehouse.iceberg.history import ancestors
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
 
 if TYPE_CHECKING:

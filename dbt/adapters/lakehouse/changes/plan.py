@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dbt.adapters.lakehouse.iceberg.history import ancestors, line_of
+
 RECORD_PREFIX = "dbt.changes."
 LOST_CHANGES_MODES = ("full", "fail")
 
@@ -38,27 +40,14 @@ def recorded_snapshot(
 ) -> int | None:
     """The upstream snapshot recorded by the newest ancestor of the model's `main` that records
     one (snapshots another writer made, such as maintenance, record nothing and are passed)."""
-    seen: set[int] = set()
-    current = main_head
-    while current is not None and current not in seen:
-        seen.add(current)
-        value = records.get(current)
+    for snapshot_id in line_of(parents, main_head):
+        value = records.get(snapshot_id)
         if value:
             try:
                 return int(value)
             except ValueError:
                 return None
-        current = parents.get(current)
     return None
-
-
-def ancestors(parents: Mapping[int, int | None], head: int | None) -> set[int]:
-    found: set[int] = set()
-    current = head
-    while current is not None and current not in found:
-        found.add(current)
-        current = parents.get(current)
-    return found
 
 
 def plan_changes(

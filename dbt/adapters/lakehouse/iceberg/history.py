@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,15 +55,23 @@ def table_name(given: str, default_catalog: str) -> str:
     return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
 
 
+def line_of(parents: Mapping[int, int | None], head: int | None) -> Iterator[int]:
+    """Snapshot ids from `head` back through parent links (id -> parent id), newest first."""
+    seen: set[int] = set()
+    current = head
+    while current is not None and current not in seen:
+        seen.add(current)
+        yield current
+        current = parents.get(current)
+
+
+def ancestors(parents: Mapping[int, int | None], head: int | None) -> set[int]:
+    return set(line_of(parents, head))
+
+
 def main_ancestors(commits: Sequence[Commit], main_head: int | None) -> set[int]:
     """The snapshot ids reachable from main's head through parent links."""
-    parents = {c.snapshot_id: c.parent_id for c in commits}
-    found: set[int] = set()
-    current = main_head
-    while current is not None and current not in found:
-        found.add(current)
-        current = parents.get(current)
-    return found
+    return ancestors({c.snapshot_id: c.parent_id for c in commits}, main_head)
 
 
 def _count(summary: Mapping[str, str], *keys: str) -> int:
