@@ -22,6 +22,7 @@ watermark's scan of its own table, the changelog's files). Figures are printed, 
     .venv/bin/python bench/changes.py --rounds 3
     .venv/bin/python bench/changes.py --rows 200000 --rounds 1   # quick look
     .venv/bin/python bench/changes.py --rounds 2 --write-mode merge-on-read
+    .venv/bin/python bench/changes.py --rounds 3 --insert-only
 """
 
 from __future__ import annotations
@@ -52,12 +53,14 @@ SCHEMA = "bench"
 EPOCH = 1704067200  # 2024-01-01 00:00:00 UTC: the first build's updated_at
 
 
-def upstream_sql(rows: int, percent: float, write_mode: str) -> str:
+def upstream_sql(rows: int, percent: float, write_mode: str, insert_only: bool) -> str:
     """First build: ids 0..rows-1. Round r (var `round`): half the batch updates ids spread
-    over the table (a different offset each round), half inserts ids after every earlier one."""
+    over the table (a different offset each round), half inserts ids after every earlier one;
+    with `insert_only`, the whole batch inserts (an event table)."""
     batch = max(int(rows * percent / 100), 2)
-    updates, inserts = batch // 2, batch - batch // 2
-    stride = max(rows // updates, 1)
+    updates = 0 if insert_only else batch // 2
+    inserts = batch - updates
+    stride = max(rows // max(updates, 1), 1)
     return f"""{{{{ config(materialized='incremental', unique_key='id',
           table_properties={{'write.merge.mode': '{write_mode}',
                              'write.update.mode': '{write_mode}'}}) }}}}
@@ -88,7 +91,9 @@ where updated_at > (select max(updated_at) from {{ this }})
 """
 
 
-def write_project(project: Path, rows: int, percent: float, write_mode: str, logs: Path) -> None:
+def write_project(
+    project: Path, rows: int, percent: float, write_mode: str, insert_only: bool, logs: Path
+) -> None:
     shutil.rmtree(project, ignore_errors=True)
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
@@ -104,7 +109,7 @@ def write_project(project: Path, rows: int, percent: float, write_mode: str, log
         )
     )
     models = project / "models"
-    (models / "upstream.sql").write_text(upstream_sql(rows, percent, write_mode))
+    (models / "upstream.sql").write_text(upstream_sql(rows, percent, write_mode, insert_only))
     (models / "by_changes.sql").write_text(BY_CHANGES_SQL)
     (models / "by_watermark.sql").write_text(BY_WATERMARK_SQL)
     logs.mkdir(parents=True, exist_ok=True)
@@ -135,11 +140,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000, help="upstream rows")
     parser.add_argument("--percent", type=float, default=1.0, help="changed per round (%%)")
     parser.add_argument("--write-mode", default="copy-on-write", help="upstream's merge mode")
+    parser.add_argument(
+        "--insert-only", action="store_true", help="every change an insert (an event table)"
+    )
     args = parser.parse_args()
     work = args.work / "changes"
     project, logs = work / "project", work / "eventlogs"
     shutil.rmtree(work, ignore_errors=True)
-    write_project(project, args.rows, args.percent, args.write_mode, logs)
+    write_project(project, args.rows, args.percent, args.write_mode, args.insert_only, logs)
     env = {**os.environ, "DO_NOT_TRACK": "1", "LAKEHOUSE_ENGINE": "cold"}
 
     def dbt(*command: str, name: str) -> Sample:
@@ -188,7 +196,8 @@ def main() -> None:
     batch = max(int(args.rows * args.percent / 100), 2)
     title = (
         f"lakehouse.changes vs a watermark column: {args.rows} upstream rows, {batch} changed "
-        f"per round (half updates, half inserts), upstream {args.write_mode}, "
+        f"per round ({'inserts' if args.insert_only else 'half updates, half inserts'}), "
+        f"upstream {args.write_mode}, "
         f"{args.rounds} rounds"
     )
     report(
