@@ -9,11 +9,18 @@
 #   Central), checksummed, into the same cache; Azurite (npm, integrity-checked by its lock,
 #   186 MB) for the abfss tests; and the GCS emulator (fake-gcs-server, built with Go from the
 #   Go module proxy, pinned by go.sum).
+# LAKEHOUSE_SPARK_LINE picks the engine line (docs/engine-lines.md): 3.5, the default, or 4.1
+# (PySpark 4.1, Scala 2.13, Java 17+); its jars follow the installed PySpark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${LAKEHOUSE_VENV:-.venv}
+SPARK_LINE=${LAKEHOUSE_SPARK_LINE:-3.5}
+case "$SPARK_LINE" in
+  3.5|4.1) ;;
+  *) echo "LAKEHOUSE_SPARK_LINE=$SPARK_LINE: the engine lines are 3.5 (the default) and 4.1" >&2; exit 2 ;;
+esac
 
 # Spark runs on the JVM; the tests also compile their REST catalog server, so a JDK (javac).
 if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
@@ -67,7 +74,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "==> installing dbt-lakehouse and its test tools into $VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[dev]"
+"$VENV/bin/python" -m pip install -q -e ".[dev]" "pyspark==$SPARK_LINE.*"
 
 echo "==> fetching jars into the cache"
 if ! "$VENV/bin/dbt-lakehouse" install; then

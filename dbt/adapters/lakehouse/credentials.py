@@ -15,6 +15,8 @@ from dbt.adapters.contracts.connection import Credentials
 from dbt_common.dataclass_schema import dbtClassMixin
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse.engine.jars.lines import engine_label
+
 DEFAULT_CATALOG_NAME = "lakehouse"
 DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
 # Upper bound for commit_retries: the backoff caps at 8 s a try, so 20 tries is minutes of
@@ -178,6 +180,7 @@ class LakehouseCredentials(Credentials):
         for key, value in super().connection_info(with_aliases=with_aliases):
             yield key, (self.depot_label if key == "depot" else value)
         yield "spark_master", self.spark.master
+        yield "engine", engine_label()
 
     def __repr__(self) -> str:
         return (

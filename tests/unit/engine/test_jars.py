@@ -16,6 +16,7 @@ import pytest
 from dbt.adapters.lakehouse.engine.jars import (
     CACHED_JARS,
     HADOOP_VERSION,
+    ICEBERG_RUNTIME,
     MAVEN_CENTRAL,
     S3A_JARS,
     CachedJarSet,
@@ -28,6 +29,7 @@ from dbt.adapters.lakehouse.engine.jars import (
     resolve_jars,
     user_supplies_hadoop_aws,
 )
+from dbt.adapters.lakehouse.engine.jars.sets import LINE
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 A_BYTES = b"first jar bytes"
@@ -180,6 +182,7 @@ def test_pip_download_never_installs_and_takes_the_sdist(tmp_path: Path) -> None
     assert "--no-binary" not in wheel and "install" not in wheel
 
 
+@pytest.mark.skipif(LINE.spark != "3.5", reason="Spark 3.5's Hadoop 3.3 and its SDK v1")
 def test_s3a_set_is_hadoop_aws_of_pysparks_hadoop_with_its_sdk() -> None:
     assert CACHED_JARS["s3a"] is S3A_JARS
     assert [j.filename for j in S3A_JARS.jars] == [
@@ -226,11 +229,13 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
         for first, second in zip(names, names[1:], strict=False):
             shared = first.keys() & second.keys()
             assert all(first[n] == second[n] for n in shared)
-    # Only the cloud SDKs, hadoop-azure and the GCS connector have no registry but Maven
-    # Central, and being optional they never fail `dbt-lakehouse install`.
+    # The cloud SDKs, hadoop-azure and the GCS connector have no registry but Maven Central,
+    # and being optional they never fail `dbt-lakehouse install`. Nor has Iceberg 1.12's runtime
+    # (PyPI's copy is of 1.10.2), which every session needs.
     only_maven = sorted(n for n, s in CACHED_JARS.items() if len(s.sources) == 1)
-    assert only_maven == ["abfs", "aws-sdk-v2", "azure-sdk", "gcp-bundle", "gcs-connector"]
-    assert not any(CACHED_JARS[n].required for n in only_maven)
+    optional = ["abfs", "aws-sdk-v2", "azure-sdk", "gcp-bundle", "gcs-connector"]
+    assert only_maven == sorted([*optional, "iceberg"] + ([] if LINE.spark == "3.5" else ["s3a"]))
+    assert not any(CACHED_JARS[n].required for n in optional)
 
 
 def closed_port() -> int:
@@ -310,14 +315,14 @@ def test_a_tampered_maven_jar_falls_back_and_both_failures_are_named(
 
 def test_spark_jars_packages_replace_the_sets_they_name(env: dict[str, str]) -> None:
     packages = [
-        "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2",
+        f"org.apache.iceberg:{ICEBERG_RUNTIME}:1.10.2",
         " org.apache.hadoop:hadoop-aws:3.3.4",
     ]
     assert packages_cover("iceberg", packages)
     assert packages_cover("s3a", packages)
     assert not packages_cover("h2", packages)
     assert packages_cover("aws-sdk-v2", ["software.amazon.awssdk:bundle:2.29.0"])
-    assert not packages_cover("iceberg", ["org.apache.iceberg:iceberg-aws-bundle:1.10.1"])
+    assert not packages_cover("iceberg", ["org.apache.iceberg:iceberg-aws-bundle:1.12.0"])
     # Nothing cached and no fetching: the covered sets need no jar of ours.
     assert resolve_jars(["iceberg", "s3a"], env=env, fetch_missing=False, packages=packages) == []
     with pytest.raises(EngineSetupError, match=r"h2-2\.1\.214\.jar .*com\.h2database:h2"):
@@ -328,11 +333,12 @@ def test_the_sdk_v2_error_names_maven_central_and_the_profile_route(env: dict[st
     with pytest.raises(EngineSetupError) as info:
         resolve_jars(["aws-sdk-v2"], env=env, fetch_missing=False)
     message = info.value.msg
-    assert "iceberg-aws-bundle-1.10.1.jar (Maven Central org.apache.iceberg" in message
+    assert "iceberg-aws-bundle-1.12.0.jar (Maven Central org.apache.iceberg" in message
     assert "`spark: {jars: [...]}`" in message
     assert MAVEN_CENTRAL.startswith("https://repo1.maven.org")
 
 
+@pytest.mark.skipif(LINE.spark != "3.5", reason="Spark 3.5's Hadoop 3.3 and its SDK v1")
 def test_resolve_uses_overrides_for_s3a(tmp_path: Path, env: dict[str, str]) -> None:
     aws, sdk = tmp_path / "hadoop-aws-x.jar", tmp_path / "sdk-x.jar"
     aws.write_bytes(b"a")
@@ -341,6 +347,7 @@ def test_resolve_uses_overrides_for_s3a(tmp_path: Path, env: dict[str, str]) -> 
     assert resolve_jars(["s3a"], env=env, fetch_missing=False) == [aws, sdk]
 
 
+@pytest.mark.skipif(LINE.spark != "3.5", reason="Spark 3.5's Hadoop 3.3 and its SDK v1")
 def test_resolve_names_every_missing_s3a_jar_and_the_fix(env: dict[str, str]) -> None:
     with pytest.raises(EngineSetupError) as info:
         resolve_jars(["s3a"], env=env, fetch_missing=False)

@@ -9,6 +9,7 @@ import pytest
 
 from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
+from dbt.adapters.lakehouse.engine.jars import ICEBERG_RUNTIME
 from dbt.adapters.lakehouse.engine.launch import launch_settings
 from dbt.adapters.lakehouse.engine.lifecycle import _Engine
 from dbt.adapters.lakehouse.engine.masters import (
@@ -46,7 +47,7 @@ def test_embedded_spec(tmp_path: Path, jar_env: dict[str, str]) -> None:
 def test_spark_jars_packages_replace_the_sets_they_name(
     tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
-    iceberg = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"
+    iceberg = f"org.apache.iceberg:{ICEBERG_RUNTIME}:1.10.2"
     spec = engine_spec(creds(tmp_path, conf={"spark.jars.packages": iceberg}), env=jar_env)
     conf = dict(spec.conf)
     # Spark resolves the runtime from the coordinates; our jar would be a second copy.
@@ -61,7 +62,9 @@ def test_launch_settings_tell_when_the_jvm_must_be_relaunched(
     same_jvm = engine_spec(creds(tmp_path, conf={"spark.sql.shuffle.partitions": "3"}), env=jar_env)
     assert same_jvm.fingerprint != first.fingerprint  # a new session...
     assert launch_settings(same_jvm.conf) == launch_settings(first.conf)  # ...in the same JVM
-    more_jars = engine_spec(creds(tmp_path, jars=[jar_env["LAKEHOUSE_ICEBERG_JAR"]]), env=jar_env)
+    extra = tmp_path / "extra.jar"
+    extra.write_bytes(b"jar")
+    more_jars = engine_spec(creds(tmp_path, jars=[str(extra)]), env=jar_env)
     assert launch_settings(more_jars.conf) != launch_settings(first.conf)
     bigger = engine_spec(creds(tmp_path, driver_memory="3g"), env=jar_env)
     assert launch_settings(bigger.conf) != launch_settings(first.conf)

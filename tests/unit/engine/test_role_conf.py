@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from dbt.adapters.lakehouse.engine.jars.lines import installed_line
 from dbt.adapters.lakehouse.engine.role_conf import ASSUME_ROLE_FACTORY, ASSUMED_ROLE_PROVIDER
 from dbt.adapters.lakehouse.engine.sparkconf import S3_FILE_IO, build_spark_conf_plan
 from dbt.adapters.lakehouse.profile.depot import (
@@ -25,6 +26,13 @@ ARN = "arn:aws:iam::123456789012:role/writer"
 KEYS = DepotSecrets(aws_access_key=Secret(ACCESS_KEY), aws_secret_key=Secret(SECRET_KEY))
 S3 = S3Storage("bkt", "wh", "eu-west-1", None)
 MOTO = S3Storage("bkt", "wh", "us-east-1", "http://127.0.0.1:5000")
+
+# Hadoop 3.3 (Spark 3.5) is built on the AWS SDK v1, Hadoop 3.4 (Spark 4.1) on the v2.
+SDK_CHAIN_OF_THE_LINE = (
+    "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+    if installed_line().spark == "3.5"
+    else "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
+)
 
 
 def role(**changes: object) -> AwsRole:
@@ -60,7 +68,7 @@ def test_s3a_without_keys_assumes_the_role_from_the_default_chain() -> None:
     the_role = role(sts_region="eu-west-1")  # AWS's STS: no endpoint, so no signing region
     plan = build_spark_conf_plan(depot(CatalogSpec("hadoop"), the_role, DepotSecrets()), "lh")
     provider = plan.conf["spark.hadoop.fs.s3a.assumed.role.credentials.provider"]
-    assert provider == "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+    assert provider == SDK_CHAIN_OF_THE_LINE
     assert "spark.hadoop.fs.s3a.assumed.role.sts.endpoint" not in plan.conf
     assert "spark.hadoop.fs.s3a.assumed.role.sts.endpoint.region" not in plan.conf
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.lakehouse.engine.jars.lines import installed_line
 from dbt.adapters.lakehouse.engine.s3_conf import S3A_LIMITS, S3A_MARKERS
 from dbt.adapters.lakehouse.engine.sparkconf import (
     GLUE_KEY_PROPERTIES,
@@ -55,6 +56,13 @@ CATALOGS = {
     "glue": CatalogSpec("glue", None, None, {}),
     "nessie": CatalogSpec("nessie", "http://nessie:19120/api/v2", None, {}),
 }
+
+# Hadoop 3.3 (Spark 3.5) is built on the AWS SDK v1, Hadoop 3.4 (Spark 4.1) on the v2.
+SDK_CHAIN_OF_THE_LINE = (
+    "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+    if installed_line().spark == "3.5"
+    else "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
+)
 
 
 def depot(
@@ -372,9 +380,7 @@ def test_s3_with_session_token() -> None:
 def test_s3_without_keys_uses_the_sdk_default_chain() -> None:
     # The SDK's chain, not s3a's shorter default: it has web identity (EKS) and the profile file.
     plan = plan_for("hadoop", S3, DepotSecrets(aws_session_token=Secret(SESSION_TOKEN)))
-    assert plan.conf["spark.hadoop.fs.s3a.aws.credentials.provider"] == (
-        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
-    )
+    assert plan.conf["spark.hadoop.fs.s3a.aws.credentials.provider"] == SDK_CHAIN_OF_THE_LINE
     assert plan.secret_hadoop_conf == {}
 
 

@@ -18,6 +18,23 @@ def java_executable() -> str | None:
     return shutil.which("java")
 
 
+def java_feature_version(java: str) -> int | None:
+    """The JDK's feature version (17 for 17.0.15), read from its `release` file, not by running
+    it; None when the file is missing (a JDK laid out otherwise: Spark itself will tell)."""
+    release = Path(java).resolve().parent.parent / "release"
+    try:
+        text = release.read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("JAVA_VERSION="):
+            version = line.split("=", 1)[1].strip().strip('"')
+            parts = version.split(".")
+            number = parts[1] if parts[0] == "1" and len(parts) > 1 else parts[0]
+            return int(number) if number.isdigit() else None
+    return None
+
+
 def spark_log_path() -> Path:
     """Where the JVM's console output goes (beside dbt's own logs by default)."""
     configured = os.environ.get("LAKEHOUSE_SPARK_LOG")

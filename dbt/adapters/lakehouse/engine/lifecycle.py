@@ -22,8 +22,10 @@ from dbt.adapters.lakehouse.engine import class_archive as classarchive
 from dbt.adapters.lakehouse.engine.connect import start_connect_session
 from dbt.adapters.lakehouse.engine.embedded_catalog import CatalogLease
 from dbt.adapters.lakehouse.engine.jars import cache_dir
+from dbt.adapters.lakehouse.engine.jars.lines import check_supported
 from dbt.adapters.lakehouse.engine.launch import (
     java_executable,
+    java_feature_version,
     launch_settings,
     log_tail,
     spark_log_path,
@@ -128,6 +130,15 @@ class _Engine:
                 "Spark needs Java 17 (11 and 21 work too), and no `java` was found on PATH or "
                 "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
                 "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
+            )
+        line = check_supported()
+        java_version = java_feature_version(java)
+        if java_version is not None and java_version < line.java_min:
+            raise EngineSetupError(
+                f"{line.name} needs Java {line.java_min} or newer, and {java} is Java "
+                f"{java_version}. Fix: point JAVA_HOME at a JDK {line.java_min}+ (Debian/Ubuntu: "
+                "`apt-get install openjdk-17-jre-headless`), or use the Spark 3.5 line "
+                '(`pip install "pyspark==3.5.*"`).'
             )
         if not spec.is_local:
             # Before anything starts (the catalog holder, the JVM), so a master that does not

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dbt.adapters.lakehouse.engine.jars.lines import installed_line
 from dbt.adapters.lakehouse.engine.s3_conf import SIMPLE_CREDENTIALS, TEMPORARY_CREDENTIALS
 from dbt.adapters.lakehouse.profile.depot import DepotSecrets
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 
 ASSUMED_ROLE_PROVIDER = "org.apache.hadoop.fs.s3a.auth.AssumedRoleCredentialProvider"
-# The SDK v1 default chain: environment, system properties, web identity (EKS), profile,
+# The AWS SDK's default chain: environment, system properties, web identity (EKS), profile,
 # container and instance credentials. Also s3a's provider for a depot with neither keys nor a
-# role: s3a's own default list (Hadoop 3.3.4) has no web identity and no ~/.aws profile.
-SDK_V1_DEFAULT_CHAIN = "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+# role: s3a's own default list (Hadoop 3.3.4) has no web identity and no ~/.aws profile. Hadoop
+# 3.3 (Spark 3.5) is built on the SDK v1, Hadoop 3.4 (Spark 4.1) on the SDK v2.
+SDK_DEFAULT_CHAIN = (
+    "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+    if installed_line().hadoop.startswith("3.3.")
+    else "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
+)
 ASSUME_ROLE_FACTORY = "org.apache.iceberg.aws.AssumeRoleAwsClientFactory"
 # The SDK v2's service-specific endpoint override (read when a client is built).
 STS_ENDPOINT_PROPERTY = "aws.endpointUrlSts"
@@ -43,7 +49,7 @@ def s3a_role_conf(role: AwsRole, secrets: DepotSecrets, scope: str) -> dict[str,
     if secrets.aws_access_key and secrets.aws_secret_key:
         base = TEMPORARY_CREDENTIALS if secrets.aws_session_token else SIMPLE_CREDENTIALS
     else:
-        base = SDK_V1_DEFAULT_CHAIN
+        base = SDK_DEFAULT_CHAIN
     conf = {
         f"{scope}aws.credentials.provider": ASSUMED_ROLE_PROVIDER,
         f"{scope}assumed.role.arn": role.arn,

@@ -20,7 +20,7 @@ from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.gcs_conf import claim_gcs_bucket, gcs_catalog_conf
 from dbt.adapters.lakehouse.engine.role_conf import (
     BASE_KEY_PROPERTIES,
-    SDK_V1_DEFAULT_CHAIN,
+    SDK_DEFAULT_CHAIN,
     iceberg_role_conf,
     s3a_role_conf,
 )
@@ -246,7 +246,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
             if depot.aws_role is not None:
                 conf.update(s3a_role_conf(depot.aws_role, secrets, scope))
             elif not (secrets.aws_access_key and secrets.aws_secret_key):
-                conf[f"{scope}aws.credentials.provider"] = SDK_V1_DEFAULT_CHAIN
+                conf[f"{scope}aws.credentials.provider"] = SDK_DEFAULT_CHAIN
             needs.add("s3a")
     if isinstance(storage, AbfssStorage):
         io_impl = catalog.properties.get("io-impl", default_io_impl(secrets))

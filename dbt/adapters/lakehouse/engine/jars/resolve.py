@@ -79,6 +79,7 @@ def resolve_jars(
             continue
         paths.extend(located)
     paths.extend(Path(p).expanduser() for p in extra)
+    paths = list(dict.fromkeys(paths))  # a jar two sets share (the AWS SDK v2) loads once
     missing_files = [p for p in paths if not p.is_file()]
     problems.extend(f"jar file not found: {p}" for p in missing_files)
     if problems:

@@ -2,6 +2,7 @@
 
 Maven Central first; where another registry has a build of the same jars, it follows as the
 fallback (docs/runtime.md, "Jars"). Also which `spark.jars.packages` coordinates replace a set.
+The sets are the installed PySpark's engine line's (lines.py): its Spark, Scala and Hadoop.
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ from dbt.adapters.lakehouse.engine.jars.fetch import (
     debian_package,
     maven_central,
     pypi_sdist,
-    pypi_wheel,
 )
+from dbt.adapters.lakehouse.engine.jars.lines import ICEBERG_VERSION, installed_line
 
-ICEBERG_VERSION = "1.10.2"
-SPARK_BINARY_VERSION = "3.5"
-SCALA_BINARY_VERSION = "2.12"
+LINE = installed_line()
+SPARK_BINARY_VERSION = LINE.spark
+SCALA_BINARY_VERSION = LINE.scala
+# Iceberg's runtime for each line (Maven Central's bytes).
+_ICEBERG_RUNTIME_SHA256 = {
+    "3.5": "8dd8c90e54ed1a20f2461309d047a255ee56382eb7c0a46162b27a4936fd86dc",
+    "4.1": "3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82",
+}
 
 
 def maven_jar(
@@ -70,24 +76,8 @@ ICEBERG_JARS = CachedJarSet(
             "org.apache.iceberg",
             ICEBERG_RUNTIME,
             ICEBERG_VERSION,
-            "c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f",
+            _ICEBERG_RUNTIME_SHA256[LINE.spark],
             "LAKEHOUSE_ICEBERG_JAR",
-        ),
-        # docs/runtime.md, "Iceberg runtime": the same jar, byte for byte, inside a PyPI wheel.
-        JarSource(
-            origin="PyPI wheel snowpark-connect-deps-iceberg==1.0.2",
-            jars=(
-                PinnedJar(
-                    filename=f"{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar",
-                    sha256="c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f",
-                    member=f"snowpark_connect_deps_iceberg/jars/{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar",
-                    env_override="LAKEHOUSE_ICEBERG_JAR",
-                ),
-            ),
-            fetch=pypi_wheel(
-                "snowpark-connect-deps-iceberg==1.0.2",
-                [f"snowpark_connect_deps_iceberg/jars/{ICEBERG_RUNTIME}-{ICEBERG_VERSION}.jar"],
-            ),
         ),
     ),
 )
@@ -136,71 +126,103 @@ POSTGRESQL_JARS = CachedJarSet(
     ),
 )
 
-# docs/runtime.md, "S3 through s3a": hadoop-aws of the Hadoop version inside pyspark 3.5's
-# wheel (hadoop-client 3.3.4), with the AWS SDK v1 bundle that Hadoop release was built against.
-HADOOP_VERSION = "3.3.4"
-S3A_JARS = CachedJarSet(
-    need="s3a",
-    sources=(
-        _maven_jars(
-            maven_jar(
-                "org.apache.hadoop",
-                "hadoop-aws",
-                HADOOP_VERSION,
-                "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a",
-                "LAKEHOUSE_HADOOP_AWS_JAR",
-            ),
-            maven_jar(
-                "com.amazonaws",
-                "aws-java-sdk-bundle",
-                "1.12.262",
-                "873fe7cf495126619997bec21c44de5d992544aea7e632fdc77adb1a0915bae5",
-                "LAKEHOUSE_AWS_SDK_JAR",
-            ),
-        ),
-        # The fallback: hadoop-aws 3.3.1 (works with the 3.3.4 client) inside a PyPI sdist that
-        # pins pyspark 3.3.0, so it is downloaded, never installed.
-        JarSource(
-            origin="PyPI sdist sagemaker_pyspark==1.4.5",
-            jars=(
-                PinnedJar(
-                    filename="hadoop-aws-3.3.1.jar",
-                    sha256="6be50ad8a8b445d2802381b085b2a3ede5c29d353450a6a21f16b2fefa962b6e",
-                    member="deps/jars/hadoop-aws-3.3.1.jar",
-                    env_override="LAKEHOUSE_HADOOP_AWS_JAR",
-                ),
-                PinnedJar(
-                    filename="aws-java-sdk-bundle-1.11.901.jar",
-                    sha256="b87175b32a16544cc1b37cf40390eb375833e62bed67f8ce6cde4b7ad6429ead",
-                    member="deps/jars/aws-java-sdk-bundle-1.11.901.jar",
-                    env_override="LAKEHOUSE_AWS_SDK_JAR",
-                ),
-            ),
-            fetch=pypi_sdist(
-                "sagemaker_pyspark==1.4.5",
-                ["deps/jars/hadoop-aws-3.3.1.jar", "deps/jars/aws-java-sdk-bundle-1.11.901.jar"],
-            ),
-        ),
-    ),
+# The AWS SDK v2 (2.54.17), unshaded, as Iceberg's S3FileIO and GlueCatalog load it (Iceberg's
+# aws classes are in the runtime jar; the bundle holds only the SDK). No other registry ships the
+# SDK unshaded: there is no fallback, and the error names the profile's `spark.jars` instead.
+_ICEBERG_AWS_BUNDLE = maven_jar(
+    "org.apache.iceberg",
+    "iceberg-aws-bundle",
+    ICEBERG_VERSION,
+    "dd7e49ffa4ac9b215bed846581991259e3aec9bb2fa08d6cec029c46cd66d957",
+    "LAKEHOUSE_ICEBERG_AWS_BUNDLE_JAR",
 )
+AWS_SDK_V2_JARS = CachedJarSet(need="aws-sdk-v2", sources=(_ICEBERG_AWS_BUNDLE,), required=False)
 
-# The AWS SDK v2, unshaded, as Iceberg's S3FileIO and GlueCatalog load it. 1.10.1 is the newest
-# 1.10.x bundle Maven Central serves; it holds only the SDK (Iceberg's aws classes are in the
-# runtime jar), so it serves the 1.10.2 runtime. No other registry ships the SDK unshaded: there
-# is no fallback, and the error names the profile's `spark.jars` instead.
-AWS_SDK_V2_JARS = CachedJarSet(
-    need="aws-sdk-v2",
-    sources=(
-        maven_jar(
-            "org.apache.iceberg",
-            "iceberg-aws-bundle",
-            "1.10.1",
-            "86bf20892ea5b4c17688f19b075399885f6aa5303f6b2dc9f491e76ceef9633b",
-            "LAKEHOUSE_ICEBERG_AWS_BUNDLE_JAR",
+# docs/runtime.md, "S3 through s3a": hadoop-aws of the Hadoop version inside pyspark's wheel,
+# with the AWS SDK it was built against. Hadoop 3.3 (Spark 3.5) uses the SDK v1 bundle; Hadoop
+# 3.4 (Spark 4.1) the SDK v2, whose classes come from the Iceberg AWS bundle (AWS_SDK_V2_JARS)
+# plus the transfer manager it lacks, of the same SDK version (2.54.17), instead of the 600 MB
+# `software.amazon.awssdk:bundle` hadoop-aws's POM names.
+HADOOP_VERSION = LINE.hadoop
+_HADOOP_AWS_SHA256 = {
+    "3.3.4": "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a",
+    "3.4.2": "d2d24e6b715b5656b9d238bf13b6682a07e2004dd36aad74a73aeb854319f4d9",
+}
+
+
+def hadoop_aws(hadoop: str) -> JarSource:
+    return maven_jar(
+        "org.apache.hadoop",
+        "hadoop-aws",
+        hadoop,
+        _HADOOP_AWS_SHA256[hadoop],
+        "LAKEHOUSE_HADOOP_AWS_JAR",
+    )
+
+
+def s3a_jars(hadoop: str) -> CachedJarSet:
+    """hadoop-aws of a Hadoop version with the SDK it was built against."""
+    if hadoop.startswith("3.3."):
+        return CachedJarSet(
+            need="s3a",
+            sources=(
+                _maven_jars(
+                    hadoop_aws(hadoop),
+                    maven_jar(
+                        "com.amazonaws",
+                        "aws-java-sdk-bundle",
+                        "1.12.262",
+                        "873fe7cf495126619997bec21c44de5d992544aea7e632fdc77adb1a0915bae5",
+                        "LAKEHOUSE_AWS_SDK_JAR",
+                    ),
+                ),
+                # The fallback: hadoop-aws 3.3.1 (works with the 3.3.4 client) inside a PyPI
+                # sdist that pins pyspark 3.3.0, so it is downloaded, never installed.
+                JarSource(
+                    origin="PyPI sdist sagemaker_pyspark==1.4.5",
+                    jars=(
+                        PinnedJar(
+                            filename="hadoop-aws-3.3.1.jar",
+                            sha256="6be50ad8a8b445d2802381b085b2a3ede5c29d353450a6a21f16b2fefa962b6e",
+                            member="deps/jars/hadoop-aws-3.3.1.jar",
+                            env_override="LAKEHOUSE_HADOOP_AWS_JAR",
+                        ),
+                        PinnedJar(
+                            filename="aws-java-sdk-bundle-1.11.901.jar",
+                            sha256="b87175b32a16544cc1b37cf40390eb375833e62bed67f8ce6cde4b7ad6429ead",
+                            member="deps/jars/aws-java-sdk-bundle-1.11.901.jar",
+                            env_override="LAKEHOUSE_AWS_SDK_JAR",
+                        ),
+                    ),
+                    fetch=pypi_sdist(
+                        "sagemaker_pyspark==1.4.5",
+                        [
+                            "deps/jars/hadoop-aws-3.3.1.jar",
+                            "deps/jars/aws-java-sdk-bundle-1.11.901.jar",
+                        ],
+                    ),
+                ),
+            ),
+        )
+    return CachedJarSet(
+        need="s3a",
+        sources=(
+            _maven_jars(
+                hadoop_aws(hadoop),
+                _ICEBERG_AWS_BUNDLE,
+                maven_jar(
+                    "software.amazon.awssdk",
+                    "s3-transfer-manager",
+                    "2.54.17",
+                    "7bef0ea4efd5e0860bab63e08317040951edb51b72a5be734284c28b8324ab87",
+                    "LAKEHOUSE_S3_TRANSFER_MANAGER_JAR",
+                ),
+            ),
         ),
-    ),
-    required=False,
-)
+    )
+
+
+S3A_JARS = s3a_jars(HADOOP_VERSION)
 
 # ADLS Gen2 through Hadoop's ABFS: hadoop-azure of pyspark's Hadoop. Its other dependencies
 # are in pyspark's wheel (Jackson 1.x, httpclient, Hadoop's shaded Guava) or unused by ABFS
@@ -212,7 +234,10 @@ ABFS_JARS = CachedJarSet(
             "org.apache.hadoop",
             "hadoop-azure",
             HADOOP_VERSION,
-            "37adcc23d4db068834acf2b21b6931b609a43cf0a9b4926c440f472af7abad01",
+            {
+                "3.3.4": "37adcc23d4db068834acf2b21b6931b609a43cf0a9b4926c440f472af7abad01",
+                "3.4.2": "f02ab756037abaecc45ea1869144ad3a69e25ccd84062bc37805837ca254e21c",
+            }[HADOOP_VERSION],
             "LAKEHOUSE_HADOOP_AZURE_JAR",
         ),
     ),
@@ -238,7 +263,8 @@ GCS_CONNECTOR_JARS = CachedJarSet(
 )
 
 # The Azure SDK for Iceberg's ADLSFileIO (whose classes are in the runtime jar). 1.10.0 is the
-# newest 1.10.x bundle Maven Central serves; it holds only the SDK, like the AWS bundle.
+# newest Azure bundle Maven Central serves (Iceberg published none for 1.11 or 1.12); it holds
+# only the SDK, like the AWS bundle, and serves the 1.12 runtime (tests/functional, abfss).
 AZURE_SDK_JARS = CachedJarSet(
     need="azure-sdk",
     sources=(
@@ -254,8 +280,8 @@ AZURE_SDK_JARS = CachedJarSet(
 )
 
 # The Google Cloud SDK, as Iceberg's GCSFileIO loads it (its classes are in the runtime jar).
-# 1.10.0 is the newest 1.10.x bundle Maven Central serves; like the AWS bundle it holds only the
-# SDK, so it serves the 1.10.2 runtime.
+# Like the AWS bundle it holds only the SDK; the 1.10.0 bundle serves the 1.12 runtime
+# (tests/functional, GCS depots).
 GCP_BUNDLE_JARS = CachedJarSet(
     need="gcp-bundle",
     sources=(
