@@ -17,6 +17,9 @@ from dbt.tests.adapter.dbt_debug.test_dbt_debug import (
     BaseDebugInvalidProjectPostgres,
     BaseDebugPostgres,
 )
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.lakehouse.engine.jars.lines import installed_line, pyspark_version
 
 # SQL semantics, the same on every catalog and store: `local` only (docs/tests.md).
 pytestmark = pytest.mark.only_profile("local")
@@ -43,6 +46,15 @@ class TestDebug(BaseDebugPostgres):
                 "target": "default",
             },
         }
+
+    def test_ok_names_the_engine_line(self, project):
+        run_dbt(["debug"])
+        output = self.capsys.readouterr().out
+        line = installed_line()
+        assert (
+            f"engine: Spark {pyspark_version()} (line {line.spark}, Scala {line.scala})" in output
+        )
+        assert "Iceberg 1.12.0" in output
 
 
 class TestDebugInvalidProject(BaseDebugInvalidProjectPostgres):

@@ -30,7 +30,7 @@ class EngineLine:
 ICEBERG_VERSION = "1.12.0"
 DEFAULT_LINE = "3.5"
 LINES: dict[str, EngineLine] = {
-    "3.5": EngineLine(spark="3.5", scala="2.12", hadoop="3.3.4", java_min=8),
+    "3.5": EngineLine(spark="3.5", scala="2.12", hadoop="3.3.4", java_min=11),
     "4.1": EngineLine(spark="4.1", scala="2.13", hadoop="3.4.2", java_min=17),
 }
 
