@@ -187,8 +187,10 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     tmp_path: Path,
 ) -> None:
     home = engine_home
-    small = project(tmp_path / "small", memory="1g", keep="0.1")
-    large = project(tmp_path / "large", memory="2g", keep="0.1")
+    # 15 idle seconds: enough for a loaded machine to read the status of a run's engine before
+    # it idles away, short enough to watch both stop.
+    small = project(tmp_path / "small", memory="1g", keep="0.25")
+    large = project(tmp_path / "large", memory="2g", keep="0.25")
     engines = {}
     for folder in (small, large):
         done = dbt(folder, home, "run", "-s", "base")
@@ -200,9 +202,9 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     assert engines["small"]["folder"] != engines["large"]["folder"]
     assert engines["small"]["heap_max_bytes"] <= 1024 * 1048576
     assert engines["large"]["heap_max_bytes"] > 1024 * 1048576
-    assert all(e["keep_warm_minutes"] == 0.1 for e in engines.values())
-    # Six idle seconds later, both are gone: supervisor and JVM.
-    assert wait_until(lambda: statuses(home) == [], 60)
+    assert all(e["keep_warm_minutes"] == 0.25 for e in engines.values())
+    # 15 idle seconds later, both are gone: supervisor and JVM.
+    assert wait_until(lambda: statuses(home) == [], 90)
     pids = [pid for e in engines.values() for pid in (e["jvm_pid"], e["pid"])]
     assert not any(process_running(pid) for pid in pids)
 
