@@ -47,6 +47,7 @@ import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.Endpoint;
 import org.apache.iceberg.rest.RESTSerializers;
+import org.apache.iceberg.rest.RESTCatalogProperties;
 import org.apache.iceberg.rest.RESTUtil;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
@@ -65,6 +66,9 @@ import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.PropertyNamingSt
 
 public final class RestCatalogServer {
   private static final ObjectMapper JSON = restMapper();
+  // The REST spec's default separator of a namespace's levels in a path or query, URL-encoded
+  // (Iceberg 1.12's RESTUtil takes it as an argument; its client sends it unless configured).
+  private static final String NAMESPACE_SEPARATOR = "%1F";
   // What this server implements; a client calls nothing else (no multi-table transactions).
   private static final List<Endpoint> ENDPOINTS =
       List.of(
@@ -274,7 +278,9 @@ public final class RestCatalogServer {
       switch (method) {
         case "GET":
           Namespace parent =
-              query.containsKey("parent") ? RESTUtil.decodeNamespace(query.get("parent")) : Namespace.empty();
+              query.containsKey("parent")
+                  ? RESTUtil.decodeNamespace(query.get("parent"), NAMESPACE_SEPARATOR)
+                  : Namespace.empty();
           if (query.containsKey("pageSize")) {
             return Reply.ok(
                 CatalogHandlers.listNamespaces(
@@ -288,7 +294,7 @@ public final class RestCatalogServer {
           throw notAllowed(method, rawPath);
       }
     }
-    Namespace ns = RESTUtil.decodeNamespace(p.get(1));
+    Namespace ns = RESTUtil.decodeNamespace(p.get(1), NAMESPACE_SEPARATOR);
     if (n == 2) {
       switch (method) {
         case "GET":
@@ -357,7 +363,7 @@ public final class RestCatalogServer {
     if (kind.equals("tables")) {
       switch (method) {
         case "GET":
-          return Reply.ok(CatalogHandlers.loadTable(catalog, ident));
+          return Reply.ok(CatalogHandlers.loadTable(catalog, ident, snapshotMode(query)));
         case "HEAD":
           CatalogHandlers.tableExists(catalog, ident);
           return Reply.empty();
@@ -465,6 +471,14 @@ public final class RestCatalogServer {
     try (in) {
       return in.readAllBytes();
     }
+  }
+
+  // `snapshots=refs` asks for the snapshots of the table's refs only; all of them by default.
+  private static RESTCatalogProperties.SnapshotMode snapshotMode(Map<String, String> query) {
+    String mode = decoded(query, "snapshots");
+    return mode == null
+        ? RESTCatalogProperties.SnapshotMode.ALL
+        : RESTCatalogProperties.SnapshotMode.valueOf(mode.toUpperCase(java.util.Locale.ROOT));
   }
 
   private static String decoded(Map<String, String> query, String key) {
