@@ -6,7 +6,12 @@ import pytest
 
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type, explain_engine_error
 from dbt.adapters.lakehouse.engine.sql_errors import explain_sql_error, failed_check_message
-from dbt.adapters.lakehouse.exceptions import DataCheckError, LakehouseDatabaseError
+from dbt.adapters.lakehouse.exceptions import (
+    DataCheckError,
+    LakehouseDatabaseError,
+    NamespaceMissingError,
+    RelationMissingError,
+)
 
 _ADVICE = (
     "If the schema is inferred from a Scala tuple/case class, or a Java bean, please try to use "
@@ -59,3 +64,20 @@ def test_a_failed_check_reads_the_same_on_both_lines() -> None:
     for text in (spark_35, spark_41):
         assert failed_check_message(text) == "key 7 repeats"
         assert engine_error_type(text) is DataCheckError
+
+
+def test_spark_4_texts_of_a_missing_table_and_schema_map_to_the_same_types() -> None:
+    # As Spark 4.1 words them: the condition, the SQL state, then the position in the statement.
+    table = (
+        "[TABLE_OR_VIEW_NOT_FOUND] The table or view `lakehouse`.`analytics`.`nope` cannot be "
+        "found. Verify the spelling and correctness of the schema and catalog.\nTo tolerate the "
+        "error on drop use DROP VIEW IF EXISTS or DROP TABLE IF EXISTS. SQLSTATE: 42P01; line 6 "
+        "pos 18;"
+    )
+    schema = (
+        "[SCHEMA_NOT_FOUND] The schema `lakehouse`.`nope` cannot be found. Verify the spelling "
+        "and correctness of the schema and catalog. SQLSTATE: 42704"
+    )
+    assert engine_error_type(table) is RelationMissingError
+    assert engine_error_type(schema) is NamespaceMissingError
+    assert explain_sql_error(table) is None and failed_check_message(table) is None
