@@ -27,10 +27,10 @@ from dbt.adapters.lakehouse.engine.diagnosis import (
     engine_error_text,
     engine_error_type,
     explain_engine_error,
-    failed_check_message,
 )
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.engine.spec import catalog_contexts
+from dbt.adapters.lakehouse.engine.sql_errors import failed_check_message
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.engine.warm.client import lost_engine_message
 from dbt.adapters.lakehouse.exceptions import DataCheckError

@@ -34,7 +34,7 @@ from dbt.adapters.lakehouse.connections import (
 )
 from dbt.adapters.lakehouse.delta_mirror import adapter as delta_mirror
 from dbt.adapters.lakehouse.engine import runtime
-from dbt.adapters.lakehouse.engine.diagnosis import check_failure_sql
+from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql
 from dbt.adapters.lakehouse.engine.sql_origin import config_sql
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import catalog, freshness

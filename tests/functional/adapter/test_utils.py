@@ -6,7 +6,11 @@ Fixture overrides are data only (Spark spellings of the same values); each says 
 from __future__ import annotations
 
 import pytest
-from dbt.tests.adapter.utils import fixture_get_intervals_between, fixture_null_compare
+from dbt.tests.adapter.utils import (
+    fixture_get_intervals_between,
+    fixture_null_compare,
+    fixture_safe_cast,
+)
 from dbt.tests.adapter.utils.test_any_value import BaseAnyValue
 from dbt.tests.adapter.utils.test_array_append import BaseArrayAppend
 from dbt.tests.adapter.utils.test_array_concat import BaseArrayConcat
@@ -222,6 +226,35 @@ class TestRight(BaseRight):
 
 class TestSafeCast(BaseSafeCast):
     pass
+
+
+# A value that does not convert is NULL on both engine lines: Spark 4's ANSI mode fails a plain
+# cast of it (CAST_INVALID_INPUT) where Spark 3.5 gives NULL. The suite above casts to string only.
+class TestSafeCastToNumbers(BaseSafeCast):
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"data_safe_cast.csv": "field,output\nabc,\n123,123\n12.5x,\n,\n"}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "test_safe_cast.yml": fixture_safe_cast.models__test_safe_cast_yml,
+            "test_safe_cast.sql": "select {{ safe_cast('field', 'int') }} as actual,"
+            " output as expected from {{ ref('data_safe_cast') }}",
+        }
+
+    def test_build_assert_equal(self, project) -> None:  # type: ignore[no-untyped-def]
+        super().test_build_assert_equal(project)
+        rows = project.run_sql(
+            f"select actual, expected from {project.test_schema}.test_safe_cast order by actual",
+            fetch="all",
+        )
+        assert [tuple(row) for row in rows] == [
+            (None, None),
+            (None, None),
+            (None, None),
+            (123, 123),
+        ]
 
 
 class TestCalculateFreshnessMethod(BaseCalculateFreshnessMethod):

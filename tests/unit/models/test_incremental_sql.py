@@ -22,7 +22,7 @@ from dbt_common.clients.jinja import extract_toplevel_blocks
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
-from dbt.adapters.lakehouse.engine.diagnosis import check_failure_sql, failed_check_message
+from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql, failed_check_message
 from dbt.adapters.lakehouse.engine.statement_conf import statement_conf, statement_plan_conf
 from dbt.adapters.lakehouse.models.incremental import (
     TypeChange,
@@ -413,6 +413,18 @@ def test_a_failed_check_is_found_in_the_engine_text_and_not_in_quoted_sql() -> N
         "java.lang.RuntimeException: [dbt-lakehouse check] key 7 repeats\n\tat org.apache..."
     )
     assert failed_check_message(engine_text) == "key 7 repeats"
+
+
+def test_a_failed_check_on_spark_4_leaves_out_the_sql_state() -> None:
+    # Spark 4 ends the error's line with its SQL state; the check's message does not hold it.
+    engine_text = (
+        "org.apache.spark.SparkRuntimeException: [USER_RAISED_EXCEPTION] [dbt-lakehouse check] "
+        "key 7 repeats SQLSTATE: P0001\n\tat org.apache..."
+    )
+    assert failed_check_message(engine_text) == "key 7 repeats"
+    assert failed_check_message("[dbt-lakehouse check] a SQLSTATE: in the message") == (
+        "a SQLSTATE: in the message"
+    )
 
 
 # ---- config checks ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Error diagnosis beside the engine: what the text of a Spark, Iceberg or Py4J error means.
 
 Owns an engine error's text (engine_error_text), the type it raises as (engine_error_type), a
-first line with the fix for errors a user can act on (explain_engine_error, CatalogContext), and
-the tag of the adapter's own data checks (check_failure_sql, failed_check_message)."""
+first line with the fix for errors a user can act on (explain_engine_error, CatalogContext). A
+statement's own errors, as each engine line words them, are read in sql_errors.py."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dbt.adapters.lakehouse.engine.role_errors import explain_role_denied
+from dbt.adapters.lakehouse.engine.sql_errors import explain_sql_error, failed_check_message
 from dbt.adapters.lakehouse.exceptions import (
     AccessDeniedError,
     CatalogUnreachableError,
@@ -69,28 +70,6 @@ def engine_error_type(text: str) -> type[LakehouseDatabaseError]:
 _VIEWS_UNSUPPORTED = re.compile(
     r"(?i)(?:a view is not supported by catalog:?\s*`?(?P<catalog>[\w-]+)?|does not support views)"
 )
-
-
-# A check in the adapter's SQL fails with raise_error(<tag><message>); Spark wraps the message
-# in a task failure and a stack trace, and the tag finds it again there.
-_CHECK_TAG = "[dbt-lakehouse check] "
-_CHECK_FAILED = re.compile(re.escape(_CHECK_TAG) + r"(?P<message>[^\n]+)")
-
-
-def check_failure_sql(message_sql: str) -> str:
-    """A SQL expression that fails its statement with `message_sql` (a SQL string expression).
-
-    The tag is split in the SQL text: an error that quotes the statement (a parse error)
-    must not read as a failed check.
-    """
-    head, tail = _CHECK_TAG[:3], _CHECK_TAG[3:]
-    return f"raise_error(concat('{head}', '{tail}', {message_sql}))"
-
-
-def failed_check_message(text: str) -> str | None:
-    """The message of a failed check_failure_sql in an engine error's text, else None."""
-    found = _CHECK_FAILED.search(text)
-    return found.group("message").strip() if found else None
 
 
 def engine_error_text(exc: BaseException) -> str:
@@ -201,6 +180,9 @@ def explain_engine_error(
     text looks things up, and what kind a remote one is. None when the text is not one of
     these errors.
     """
+    in_sql = explain_sql_error(text)
+    if in_sql is not None:
+        return in_sql
     if "Status Code: 403" in text or "AccessDeniedException" in text:
         return explain_role_denied(_explain_s3_denied(text), text, catalogs or {})
     region = _explain_wrong_region(text)

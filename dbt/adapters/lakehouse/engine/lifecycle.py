@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import class_archive as classarchive
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.connect import start_connect_session
 from dbt.adapters.lakehouse.engine.embedded_catalog import CatalogLease
 from dbt.adapters.lakehouse.engine.jars import cache_dir
@@ -121,6 +122,7 @@ class _Engine:
         return self._attachment
 
     def _start(self, spec: EngineSpec) -> SparkSession:
+        runtime.quiet_error_logs()
         if spec.is_connect:
             # No JVM here, and no catalog lease: the server's driver opens the catalog.
             return start_connect_session(spec)  # type: ignore[no-any-return]

@@ -10,6 +10,7 @@ names the feature, why it needs the driver in this process, and what to do inste
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
@@ -33,6 +34,23 @@ def connect_address(master: str) -> tuple[str, int]:
     authority = rest.split("/", 1)[0].split(";", 1)[0]
     host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
     return (host, int(port)) if port.isdigit() else (authority, CONNECT_DEFAULT_PORT)
+
+
+# PySpark 4 logs each error that carries a query context (a failed model's SQL error, in process
+# or under Spark Connect) as JSON with the JVM's stack trace on stderr, then raises it; the adapter
+# reports the error itself (connections.py), so these loggers stay quiet. PySpark 3.5 has none.
+_QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def quiet_error_logs() -> None:
+    """Keep PySpark's own logging of a failed statement off dbt's stderr (PySpark 4)."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # PySpark 3.5: errors are only raised
+        return
+    for name in _QUERY_CONTEXT_LOGGERS:
+        # Made as PySpark makes it (with its handler), then above every level it logs at.
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def driver_jvm(spark: Any, feature: str, instead: str) -> Any:
