@@ -1,14 +1,16 @@
 """Format v3 (`format_version: 3`): deletion vectors and row lineage, on real Spark and Iceberg.
 
 One project, four dbt invocations, each step reading what the one before left:
-1. round 1: a v3 merge-on-read incremental model, a v2 one to upgrade later, a v3 table
-   model, a v3 dual-format (Delta log) model; refused before writing: a v3 dual-format model
-   with merge-on-read (deletion vectors cannot go into the Delta log) and a format_version 4.
+1. round 1 (`dbt build`): a v3 merge-on-read incremental model, a v2 one and a v2 snapshot to
+   upgrade later, a v3 table model, a v3 dual-format (Delta log) model; refused before
+   writing: a v3 dual-format model with merge-on-read (deletion vectors cannot go into the
+   Delta log) and a format_version 4.
 2. round 2, incremental: the v3 merge writes deletion vectors (Puffin) and keeps updated rows'
-   `_row_id`; the v2 table is upgraded to v3 before its merge, whose deletes are then
-   deletion vectors too; delta-rs reads the dual-format table's rows as Spark does.
+   `_row_id`; the v2 table and the snapshot are upgraded to v3 before their writes, and the
+   table's deletes are then deletion vectors too; delta-rs reads the dual-format table's rows
+   as Spark does.
 3. round 2 again with --full-refresh: the same rows as the incremental run left, still v3.
-4. asking the upgraded table for v2: refused naming the table, nothing written.
+4. asking the upgraded table and snapshot for v2: refused naming the table, nothing written.
 """
 
 from __future__ import annotations
@@ -95,18 +97,32 @@ def refused(results: Any, name: str, *reasons: str) -> None:
         assert reason in (result.message or ""), f"{reason!r} not in: {result.message}"
 
 
+SNAPSHOT = """
+{% snapshot snap %}
+{{ config(unique_key='id', strategy='check', check_cols=['v'],
+          format_version=var('upgrade_to', 2)) }}
+select id, v from {{ ref('orders_v3') }}
+{% endsnapshot %}
+"""
+
+
 class TestFormatV3:
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return MODELS
 
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"snap.sql": SNAPSHOT}
+
     def test_first_run_and_refusals(self, project: Any) -> None:
-        results = run_dbt(["run", "--vars", "{round: 1}"], expect_pass=False)
+        results = run_dbt(["build", "--vars", "{round: 1}"], expect_pass=False)
         assert {r.node.name for r in results if r.status == "success"} == {
             "orders_v3",
             "upgraded",
             "daily_v3",
             "dual_v3",
+            "snap",
         }
         refused(results, "dual_mor_v3", "deletion vectors", "Nothing was written")
         refused(results, "bad_version", "format_version of Model 'bad_version' is 4", "1, 2 or 3")
@@ -116,13 +132,22 @@ class TestFormatV3:
         for name in ("orders_v3", "daily_v3", "dual_v3"):
             assert format_version(project, name) == 3, name
         assert format_version(project, "upgraded") == 2
+        assert format_version(project, "snap") == 2
 
     def test_incremental_run_deletion_vectors_lineage_upgrade(
         self, project: Any, readers: DeltaReaders
     ) -> None:
         before = lineage(project, "orders_v3")
-        selected = ["--select", "orders_v3 upgraded dual_v3"]
-        run_dbt(["run", "--vars", "{round: 2, upgrade_to: 3}", *selected])
+        selected = ["--select", "orders_v3 upgraded dual_v3 snap"]
+        run_dbt(["build", "--vars", "{round: 2, upgrade_to: 3}", *selected])
+        assert format_version(project, "snap") == 3
+        snap_rows = project.run_sql(
+            f"select count(*), count_if(dbt_valid_to is null) from {table(project, 'snap')}",
+            fetch="one",
+        )
+        # 30 first versions; round 2 changes ids 5-25 by 5 (5 closed, 5 new versions) and adds
+        # 30-34; its deleted ids stay current (hard_deletes: ignore, dbt's default).
+        assert tuple(snap_rows) == (30 + 5 + 5, 30 + 5)
         for name in ("orders_v3", "upgraded", "dual_v3"):
             assert rows(project, name) == expected_round_2(), name
             assert format_version(project, name) == 3, name
@@ -150,18 +175,19 @@ class TestFormatV3:
         for name, found in incremental.items():
             assert rows(project, name) == found == expected_round_2(), name
             assert format_version(project, name) == 3, name
-        snapshot = current_snapshot(project, "upgraded")
+        snapshots = {n: current_snapshot(project, n) for n in ("upgraded", "snap")}
         results = run_dbt(
-            ["run", "--vars", "{round: 2, upgrade_to: 2}", "--select", "upgraded"],
+            ["build", "--vars", "{round: 2, upgrade_to: 2}", "--select", "upgraded snap"],
             expect_pass=False,
         )
-        refused(
-            results,
-            "upgraded",
-            "asks for format version 2",
-            "already format version 3",
-            "cannot be downgraded",
-            "Nothing was written",
-        )
-        assert current_snapshot(project, "upgraded") == snapshot
-        assert format_version(project, "upgraded") == 3
+        for name, snapshot in snapshots.items():
+            refused(
+                results,
+                name,
+                "asks for format version 2",
+                "already format version 3",
+                "cannot be downgraded",
+                "Nothing was written",
+            )
+            assert current_snapshot(project, name) == snapshot
+            assert format_version(project, name) == 3

@@ -145,6 +145,16 @@
                                            lakehouse_configured_properties(), model.name)) }}
 {%- endmacro %}
 
+{% macro lakehouse_apply_format_version(relation, version) -%}
+  {#- An in-place upgrade (incremental runs, snapshots): a metadata-only commit of its own, just
+      before the write, so that write's deletes are already the new version's. -#}
+  {%- if version -%}
+    {%- call statement('format_version_upgrade') -%}
+      alter table {{ relation }} set tblproperties ('format-version' = '{{ version }}')
+    {%- endcall -%}
+  {%- endif -%}
+{%- endmacro %}
+
 {% macro lakehouse_tblproperties_clause(required={}) -%}
   {#- The configured properties, then the asked format version (format_version, or the
       depot's default), the dual-format table's; `required` (set by the adapter) wins. -#}

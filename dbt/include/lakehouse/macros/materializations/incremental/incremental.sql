@@ -97,14 +97,8 @@
           'null_safe_keys': new_keys_may_be_null}) -%}
   {%- endif -%}
 
-  {%- if format_upgrade -%}
-    {#- Its own metadata commit (data and delete files stay), so this run's deletes are the
-        asked version's (v3: deletion vectors). A first build or a --full-refresh upgrades
-        in its CREATE OR REPLACE instead. -#}
-    {%- call statement('format_version_upgrade') -%}
-      alter table {{ target_relation }} set tblproperties ('format-version' = '{{ format_upgrade }}')
-    {%- endcall -%}
-  {%- endif -%}
+  {#- A first build or a --full-refresh upgrades in its CREATE OR REPLACE instead. -#}
+  {%- do lakehouse_apply_format_version(target_relation, format_upgrade) -%}
   {%- call statement('main') -%}
     {{ build_sql }}
   {%- endcall -%}
