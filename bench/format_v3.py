@@ -1,20 +1,21 @@
 """Format v3: merge-on-read MERGE into an Iceberg v2 table (position delete files) vs a v3
 table (deletion vectors), and what readers pay after k merges before compaction.
 
-Each round, in turn for v2 and v3, one fresh PySpark process (same Iceberg jar and
-SHARED_SPARK_CONF as every raw side here, a fresh hadoop-catalog warehouse) builds, untimed,
-a target of --rows rows partitioned by days(event_ts) over 30 days, with `write.merge.mode`
-merge-on-read and `format-version` 2 or 3. Then --merges MERGEs of --batch rows each (half
-updates spread over every partition, half inserts: bench/merge.py's batch, with a different
-id offset per merge so each merge updates rows earlier merges did not), each timed inside
-the process, and after the last one, two reads timed: a full scan (`sum(hash(*))` over every
-column, so every delete applies to every data file) and a filtered count (two day-partitions
-and a predicate on a non-partition column). The delete files' count and bytes are recorded.
-A table's rows are checked once per round (count and `updated` rows), so a figure never comes
-from a wrong table.
+Each round is one fresh PySpark process (same Iceberg jar and SHARED_SPARK_CONF as every raw
+side here, a fresh hadoop-catalog warehouse). It builds, untimed, two targets of --rows rows
+partitioned by days(event_ts) over 30 days, merge-on-read, one `format-version` 2 and one 3.
+Then --merges MERGEs of --batch rows each (half updates spread over every partition, half
+inserts: bench/merge.py's batch, with a different id offset per merge so each merge updates
+rows earlier merges did not), and after the last one two reads: a full scan (`sum(hash(*))`
+over every column, so every delete applies to every data file) and a filtered count (two
+day-partitions and a predicate on a non-partition column). Every step runs on both tables
+back to back, the first one alternating (ABBA), and is timed inside the process: on a shared
+machine a busy moment then falls on both versions alike, which separate processes minutes apart
+do not get. Delete files' count and bytes are recorded; both tables' rows are checked each
+round (count and `updated` rows), so a figure never comes from a wrong table.
 
-Printed: per case the v3 and v2 medians over the rounds, min/median, and the ratio v3 / v2
-(below 1.00x v3 is faster). Figures are printed, never asserted.
+Printed: per case the v3 and v2 min/median over the rounds and their ratio v3 / v2 (below
+1.00x v3 is faster), then the ratio within each round (the paired figure). Never asserted.
 
     .venv/bin/python bench/format_v3.py --rounds 3
     .venv/bin/python bench/format_v3.py --rows 200000 --batch 20000 --merges 2 --rounds 1
@@ -43,7 +44,8 @@ from merge import EVENT_TS, human, target_sql  # noqa: E402
 VERSIONS = (2, 3)
 MOR = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 
-CHILD = '''"""bench/format_v3.py's worker: one table, its merges and reads, figures as JSON."""
+CHILD = '''"""bench/format_v3.py's worker: a v2 and a v3 table in one session, their MERGEs and
+reads interleaved, figures as JSON."""
 import json
 import sys
 import time
@@ -51,18 +53,18 @@ import time
 from pyspark.sql import SparkSession
 
 config = json.loads(open(sys.argv[1]).read())
-version = int(sys.argv[2])
-builder = SparkSession.builder.appName(f"format-v{version}")
+versions = [2, 3]
+builder = SparkSession.builder.appName("format-v2-v3")
 for key, value in config["conf"].items():
     builder = builder.config(key, value)
 spark = builder.getOrCreate()
-table = f"raw.bench.t_v{version}"
 properties = ", ".join(f"'{k}' = '{v}'" for k, v in config["properties"].items())
 spark.sql("create namespace if not exists raw.bench")
-spark.sql(
-    f"create table {table} using iceberg partitioned by (days(event_ts)) "
-    f"tblproperties ('format-version' = '{version}', {properties}) as {config['target']}"
-)
+for version in versions:
+    spark.sql(
+        f"create table raw.bench.t_v{version} using iceberg partitioned by (days(event_ts)) "
+        f"tblproperties ('format-version' = '{version}', {properties}) as {config['target']}"
+    )
 
 
 def timed(sql):
@@ -71,23 +73,32 @@ def timed(sql):
     return time.perf_counter() - start, rows
 
 
-figures = {"merges": []}
-for merge in config["merges"]:
-    seconds, _ = timed(merge.replace("{table}", table))
-    figures["merges"].append(seconds)
-figures["scan"], scan_rows = timed(f"select sum(hash(*)), count(*) from {table}")
-figures["filtered"], _ = timed(config["filtered"].replace("{table}", table))
-deletes = spark.sql(
-    f"select count(*), coalesce(sum(file_size_in_bytes), 0), max(file_format) "
-    f"from {table}.delete_files"
-).first()
-rows, updated = spark.sql(
-    f"select count(*), count_if(status = 'updated') from {table}"
-).first()
-figures.update(
-    rows=rows, updated=updated, scanned=scan_rows[0][1], delete_files=deletes[0],
-    delete_bytes=deletes[1], delete_format=deletes[2],
-)
+figures = {v: {"merges": [], "scan": [], "filtered": []} for v in versions}
+# Each step runs on both tables back to back, the first one alternating (ABBA), so a busy
+# moment of the machine and the JVM's warm-up fall on both versions alike.
+for number, merge in enumerate(config["merges"]):
+    for version in versions if number % 2 == 0 else versions[::-1]:
+        seconds, _ = timed(merge.replace("{table}", f"raw.bench.t_v{version}"))
+        figures[version]["merges"].append(seconds)
+for version in versions + versions[::-1]:
+    table = f"raw.bench.t_v{version}"
+    seconds, _ = timed(f"select sum(hash(*)), count(*) from {table}")
+    figures[version]["scan"].append(seconds)
+    seconds, _ = timed(config["filtered"].replace("{table}", table))
+    figures[version]["filtered"].append(seconds)
+for version in versions:
+    table = f"raw.bench.t_v{version}"
+    deletes = spark.sql(
+        f"select count(*), coalesce(sum(file_size_in_bytes), 0), max(file_format) "
+        f"from {table}.delete_files"
+    ).first()
+    rows, updated = spark.sql(
+        f"select count(*), count_if(status = 'updated') from {table}"
+    ).first()
+    figures[version].update(
+        rows=rows, updated=updated, delete_files=deletes[0], delete_bytes=deletes[1],
+        delete_format=deletes[2],
+    )
 print("FIGURES " + json.dumps(figures))
 spark.stop()
 '''
@@ -149,56 +160,50 @@ def main() -> None:
     work.mkdir(parents=True)
     script = work / "child.py"
     script.write_text(CHILD)
-    want_rows, want_updated = expected(args.rows, args.batch, args.merges)
+    want = expected(args.rows, args.batch, args.merges)
     cases = ("merge (median of the k)", "full scan after k", "filtered count after k")
     series = {(v, c): Series(f"v{v} {c}") for v in VERSIONS for c in cases}
-    process = {v: Series(f"v{v} process") for v in VERSIONS}
+    paired: dict[str, list[float]] = {c: [] for c in cases}
     deletes: dict[int, list[str]] = {v: [] for v in VERSIONS}
 
-    def run(version: int):
-        def one(round_no: int) -> Sample:
-            warehouse = work / f"wh-v{version}-{round_no}"
-            config = work / f"config-v{version}-{round_no}.json"
-            config.write_text(
-                json.dumps(child_config(warehouse, args.rows, args.batch, args.merges))
-            )
-            log = work / f"v{version}-{round_no}.log"
-            command = [sys.executable, str(script), str(config), str(version)]
-            sample = run_timed(command, work, log=log)
-            lines = [x for x in log.read_text().splitlines() if x.startswith("FIGURES ")]
-            if sample.ok and lines:
-                found = json.loads(lines[-1][len("FIGURES ") :])
-                if (found["rows"], found["updated"]) != (want_rows, want_updated):
-                    sample = Sample(
-                        sample.seconds,
-                        sample.peak_rss_mb,
-                        False,
-                        f"v{version}: {found['rows']} rows / {found['updated']} updated, "
-                        f"expected {want_rows} / {want_updated}",
-                    )
-                else:
-                    values = (statistics.median(found["merges"]), found["scan"], found["filtered"])
-                    for case, seconds in zip(cases, values, strict=True):
-                        series[(version, case)].samples.append(
-                            Sample(seconds, sample.peak_rss_mb, True)
-                        )
-                    deletes[version].append(
-                        f"{found['delete_files']} {found['delete_format']} files, "
-                        f"{found['delete_bytes'] / 1e6:.1f} MB"
-                    )
-            shutil.rmtree(warehouse, ignore_errors=True)
+    def one(round_no: int) -> Sample:
+        warehouse = work / f"wh-{round_no}"
+        config = work / f"config-{round_no}.json"
+        config.write_text(json.dumps(child_config(warehouse, args.rows, args.batch, args.merges)))
+        log = work / f"round-{round_no}.log"
+        sample = run_timed([sys.executable, str(script), str(config)], work, log=log)
+        shutil.rmtree(warehouse, ignore_errors=True)
+        lines = [x for x in log.read_text().splitlines() if x.startswith("FIGURES ")]
+        if not (sample.ok and lines):
             return sample
+        found = {int(v): f for v, f in json.loads(lines[-1][len("FIGURES ") :]).items()}
+        wrong = [v for v in VERSIONS if (found[v]["rows"], found[v]["updated"]) != want]
+        if wrong:
+            note = f"v{wrong[0]}: {found[wrong[0]]['rows']} rows, expected {want[0]}"
+            return Sample(sample.seconds, sample.peak_rss_mb, False, note)
+        for version in VERSIONS:
+            figures = found[version]
+            for case, key in zip(cases, ("merges", "scan", "filtered"), strict=True):
+                seconds = statistics.median(figures[key])
+                series[(version, case)].samples.append(Sample(seconds, sample.peak_rss_mb, True))
+            deletes[version].append(
+                f"{figures['delete_files']} {figures['delete_format']} files, "
+                f"{figures['delete_bytes'] / 1e6:.1f} MB"
+            )
+        for case in cases:
+            paired[case].append(series[(3, case)].times[-1] / series[(2, case)].times[-1])
+        return sample
 
-        return one
-
-    alternate(args.rounds, [(process[v], run(v)) for v in VERSIONS])
+    alternate(args.rounds, [(Series("round (both tables)"), one)])
     title = (
         f"Format v3 vs v2, merge-on-read: {human(args.rows)} rows, {args.merges} MERGEs of "
         f"{human(args.batch)} rows, reads after the last (ours = v3, other = v2)"
     )
-    rows = [(case, series[(3, case)], series[(2, case)], "<1.00x") for case in cases]
-    rows.append(("whole process (build, k merges, reads)", process[3], process[2], "-"))
-    report(title, rows)
+    report(title, [(case, series[(3, case)], series[(2, case)], "<1.00x") for case in cases])
+    for case in cases:
+        ratios = ", ".join(f"{r:.2f}x" for r in paired[case])
+        middle = f"{statistics.median(paired[case]):.2f}x" if paired[case] else "-"
+        print(f"{case}: v3/v2 within each round {ratios} (median {middle})")
     for version in VERSIONS:
         print(f"v{version} delete files after {args.merges} merges: {'; '.join(deletes[version])}")
 
