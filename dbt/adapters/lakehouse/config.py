@@ -21,6 +21,10 @@ class LakehouseConfig(AdapterConfig):
         'bucket(16, id)', 'truncate(4, zip)' or {field: id, transform: bucket, n: 16}.
     table_properties: Iceberg table properties (TBLPROPERTIES), e.g.
         {'write.merge.mode': 'merge-on-read'}; values are rendered as strings.
+    format_version: 1, 2 or 3: the Iceberg table format version the table is written in (a
+        depot sets a default with spec.formatVersion; none: Iceberg's default, 2). 3 brings
+        deletion vectors and row lineage; an existing table is upgraded on its next run, never
+        downgraded (models/format_version.py, docs/format-v3.md).
     write_order_by: columns or expressions for ALTER TABLE ... WRITE ORDERED BY, applied
         after each table build so later writes are sorted.
     unique_key: (dbt standard) a column name or a list of column names; required by `merge`
@@ -48,6 +52,7 @@ class LakehouseConfig(AdapterConfig):
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
     table_properties: dict[str, Any] | None = None
+    format_version: int | str | None = None
     write_order_by: list[str] | str | None = None
     merge_update_columns: list[str] | None = None
     merge_exclude_columns: list[str] | None = None

@@ -716,7 +716,8 @@ def test_all_schema_problems_in_one_message(cwd: Path) -> None:
         ),
         (
             {"storageType": "s3", "bucket": "b"},
-            "Unknown spec key 'bucket'. Accepted: abfss, file, gcs, s3, storageType, tableFormats.",
+            "Unknown spec key 'bucket'. Accepted: abfss, file, formatVersion, gcs, s3, "
+            "storageType, tableFormats.",
         ),
         (
             {"storageType": "s3", "s3": {"bucket": "b", "region": "x", "regoin": "y"}},
@@ -1043,6 +1044,26 @@ def test_bad_table_formats_of_a_depot_is_a_depot_error(cwd: Path) -> None:
     entry = s3_entry()
     entry["spec"]["tableFormats"] = ["delta"]
     assert "spec.tableFormats lacks iceberg" in error_of(entry, cwd)
+
+
+# --- spec.formatVersion: the depot's default format_version --------------------------------------
+
+
+def test_format_version_default_of_a_depot(cwd: Path) -> None:
+    entry = s3_entry()
+    entry["spec"]["formatVersion"] = 3
+    assert resolve(entry, cwd).format_version == 3
+    entry["spec"]["formatVersion"] = "2"
+    assert resolve(entry, cwd).format_version == 2
+    assert resolve(s3_entry(), cwd).format_version is None
+
+
+@pytest.mark.parametrize("value", [4, "v3", True, 2.5])
+def test_bad_format_version_of_a_depot_is_a_depot_error(cwd: Path, value: object) -> None:
+    entry = s3_entry()
+    entry["spec"]["formatVersion"] = value
+    message = error_of(entry, cwd)
+    assert "spec.formatVersion is" in message and "Accepted: 1, 2 or 3" in message
 
 
 # ---- a file depot's folder -------------------------------------------------------------------

@@ -55,8 +55,9 @@ def merge_on_read_keys(properties: Mapping[str, Any]) -> list[str]:
 def merge_on_read_refusal(owner: str, keys: Sequence[str], where: str) -> str:
     return (
         f"{owner} is a dual-format table (table_formats [iceberg, delta]) but {where} sets "
-        f"{', '.join(keys)} to merge-on-read. Merge-on-read keeps deleted rows in position-"
-        "delete files, which Delta readers cannot apply: they would return deleted rows. "
+        f"{', '.join(keys)} to merge-on-read. Merge-on-read keeps deleted rows in delete "
+        "files (position deletes in format v2, deletion vectors in v3), which the Delta log "
+        "cannot carry: Delta readers would return deleted rows. "
         "Nothing was written. Fix: remove merge-on-read from table_properties (dual-format "
         "tables are copy-on-write), or drop delta from table_formats."
     )

@@ -13,7 +13,8 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.base.relation import BaseRelation
 
 from dbt.adapters.lakehouse.changes import adapter as changes
-from dbt.adapters.lakehouse.models import clone, contracts, grants
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.models import clone, contracts, format_version, grants
 from dbt.adapters.lakehouse.models.incremental import (
     iceberg_type,
     plan_type_change_rows,
@@ -110,6 +111,49 @@ class ModelMethods(metaclass=AdapterMeta):
     ) -> str:
         """Validate `partition_by` (against the model's columns when known) and render it."""
         return partition_clause(partition_by, columns, model_name)
+
+    # ---- format version ------------------------------------------------------------------
+
+    @available
+    def format_version_properties(
+        self: LakehouseAdapter, configured: Any, properties: dict[str, Any], model_name: str
+    ) -> dict[str, str]:
+        """{'format-version': 'N'} for the version the model asks for (config, its
+        table_properties, or its depot's default), {} when none; checked before any SQL."""
+        version = format_version.requested_format_version(
+            configured, properties, self._resolved().depot.format_version, model_name
+        )
+        format_version.check_write_modes(version, properties or {}, model_name)
+        return {} if version is None else {format_version.PROPERTY: str(version)}
+
+    @available
+    def format_version_upgrade(
+        self: LakehouseAdapter,
+        relation: BaseRelation,
+        configured: Any,
+        properties: dict[str, Any],
+        model_name: str,
+    ) -> int | None:
+        """The version an existing table must be upgraded to before a write, None when it
+        is at the asked version (or none is asked); a downgrade is refused here, before
+        anything is written."""
+        wanted = self.format_version_properties(configured, properties, model_name)
+        if not wanted:
+            return None
+        requested = int(wanted[format_version.PROPERTY])
+        table = TableName.of(relation)
+        # SHOW TBLPROPERTIES rather than the Java table: it works under Spark Connect too.
+        with self._spark_session(f"read the format version of {relation}") as spark:
+            found = spark.sql(
+                f"show tblproperties {table.sql_name} ('{format_version.PROPERTY}')"
+            ).collect()
+        value = str(found[0][1]).strip() if found else ""
+        if not value.isdigit():
+            return None  # not an Iceberg table's answer; the write reports what is wrong
+        existing = int(value)
+        if format_version.version_change(existing, requested, str(relation), model_name):
+            return requested
+        return None
 
     # ---- contracts, grants, clone ------------------------------------------------------------
 

@@ -162,6 +162,8 @@ class Depot:
     embedded: bool = False
     # spec.tableFormats: the `table_formats` of this depot's tables that set none.
     table_formats: tuple[str, ...] | None = None
+    # spec.formatVersion: the `format_version` of this depot's tables that set none.
+    format_version: int | None = None
     # The IAM role its AWS clients assume (profile/depot/aws_role.py), if any.
     aws_role: AwsRole | None = None
 

@@ -18,7 +18,7 @@ from dbt.adapters.lakehouse.profile.depot.azure import check_account, check_cont
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
-_SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats")
+_SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats", "formatVersion")
 _S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
 _FILE_KEYS = ("path",)
 _ABFSS_KEYS = ("account", "container", "relativePath", "endpoint")
@@ -45,6 +45,8 @@ class _Draft:
     properties: dict[str, str] = field(default_factory=dict)
     # The default `table_formats` of tables in this depot; checked where it is used.
     table_formats: Any = None
+    # The default `format_version` of tables in this depot; checked in precedence.py.
+    format_version: Any = None
     secrets: dict[str, str] = field(default_factory=dict)
 
 
@@ -79,6 +81,7 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         return
     _check_keys(spec, _SPEC_KEYS, "spec", problems)
     draft.table_formats = spec.get("tableFormats")
+    draft.format_version = spec.get("formatVersion")
     storage_type = _opt_str(spec, "storageType", "spec", problems)
     if storage_type is None:
         problems.append(f"spec.storageType is missing. Accepted: {', '.join(STORAGE_TYPES)}.")

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.models.format_version import FormatVersionError, parse_format_version
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
 from dbt.adapters.lakehouse.profile.depot.azure import (
     AZURE_SECRET_ENV,
@@ -69,6 +70,11 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
                 "spec.tableFormats names delta, but the Delta log beside Iceberg is not "
                 "available on GCS depots yet. Accepted: [iceberg] (or no tableFormats) on GCS."
             )
+    format_version = None
+    try:
+        format_version = parse_format_version(draft.format_version, "spec.formatVersion")
+    except FormatVersionError as exc:
+        problems.append(str(exc.msg))
     if problems or storage is None or catalog is None:
         _raise(problems or ["The depot is incomplete."], name, source)
     return Depot(
@@ -79,6 +85,7 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
         source,
         embedded=False,
         table_formats=table_formats,
+        format_version=format_version,
         aws_role=aws_role,
     )
 

@@ -18,10 +18,7 @@
   {#- The table properties a dual-format table is created with (copy-on-write); a
       merge-on-read table_properties config is refused here, before anything is written. -#}
   {%- if not lakehouse_is_dual_format() -%}{{ return({}) }}{%- endif -%}
-  {%- set properties = {} -%}
-  {%- do properties.update(config.get('tblproperties') or {}) -%}
-  {%- do properties.update(config.get('table_properties') or {}) -%}
-  {{ return(adapter.delta_table_properties(properties, model.name)) }}
+  {{ return(adapter.delta_table_properties(lakehouse_configured_properties(), model.name)) }}
 {% endmacro %}
 
 {% macro lakehouse_delta_prepare(existing_relation) %}

@@ -16,6 +16,9 @@
 {% macro lakehouse_create_table_sql(relation, select_sql, column_names=none) -%}
   {#- column_names: the query's columns when the caller has them already, so partition_by is
       validated without planning the query once more. -#}
+  {#- Every path below replaces an existing table with the asked format version in its
+      properties (an upgrade in the same commit); a downgrade is refused before any of them. -#}
+  {%- do lakehouse_format_version_upgrade(relation) -%}
   {%- set contract_config = config.get('contract') -%}
   {%- if contract_config and contract_config.enforced -%}
     {{ get_assert_columns_equivalent(select_sql) }}
@@ -119,9 +122,8 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro lakehouse_tblproperties_clause(required={}) -%}
-  {#- `table_properties` is ours; dbt-spark's `tblproperties` is honoured too, ours wins;
-      `required` (set by the adapter) wins over both. -#}
+{% macro lakehouse_configured_properties() -%}
+  {#- `table_properties` is ours; dbt-spark's `tblproperties` is honoured too, ours wins. -#}
   {%- set properties = {} -%}
   {%- for key in ['tblproperties', 'table_properties'] -%}
     {%- set value = config.get(key) -%}
@@ -130,6 +132,34 @@
     {%- endif -%}
     {%- do properties.update(value or {}) -%}
   {%- endfor -%}
+  {{ return(properties) }}
+{%- endmacro %}
+
+{% macro lakehouse_format_version_upgrade(relation) -%}
+  {#- The format version an existing table must be upgraded to (none: it is there already,
+      nothing is asked, or there is no table yet); a downgrade fails here, naming the table,
+      before anything is written. -#}
+  {%- set existing = adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
+  {%- if existing is none or existing.is_view -%}{{ return(none) }}{%- endif -%}
+  {{ return(adapter.format_version_upgrade(existing, config.get('format_version'),
+                                           lakehouse_configured_properties(), model.name)) }}
+{%- endmacro %}
+
+{% macro lakehouse_apply_format_version(relation, version) -%}
+  {#- An in-place upgrade (incremental runs, snapshots): a metadata-only commit of its own, just
+      before the write, so that write's deletes are already the new version's. -#}
+  {%- if version -%}
+    {%- call statement('format_version_upgrade') -%}
+      alter table {{ relation }} set tblproperties ('format-version' = '{{ version }}')
+    {%- endcall -%}
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro lakehouse_tblproperties_clause(required={}) -%}
+  {#- The configured properties, then the asked format version (format_version, or the
+      depot's default), the dual-format table's; `required` (set by the adapter) wins. -#}
+  {%- set properties = lakehouse_configured_properties() -%}
+  {%- do properties.update(adapter.format_version_properties(config.get('format_version'), properties, model.name)) -%}
   {%- do properties.update(lakehouse_delta_properties()) -%}
   {%- do properties.update(required) -%}
   {%- if properties -%}

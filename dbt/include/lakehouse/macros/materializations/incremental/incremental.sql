@@ -24,9 +24,12 @@
   {%- do lakehouse_note_config_sql(['incremental_predicates', 'predicates', 'unique_key', 'delete_condition',
                                     'latest_by', 'merge_update_columns', 'merge_exclude_columns']) -%}
 
+  {%- set format_upgrade = none -%}
   {%- if incremental_run -%}
     {%- do lakehouse_validate_incremental_target(strategy, existing_relation) -%}
     {%- do lakehouse_delta_prepare(existing_relation) -%}
+    {#- A downgrade is refused now; an upgrade is applied just before the write. -#}
+    {%- set format_upgrade = lakehouse_format_version_upgrade(existing_relation) -%}
     {%- do lakehouse_audit_prepare(target_relation) -%}
   {%- endif -%}
 
@@ -94,6 +97,8 @@
           'null_safe_keys': new_keys_may_be_null}) -%}
   {%- endif -%}
 
+  {#- A first build or a --full-refresh upgrades in its CREATE OR REPLACE instead. -#}
+  {%- do lakehouse_apply_format_version(target_relation, format_upgrade) -%}
   {%- call statement('main') -%}
     {{ build_sql }}
   {%- endcall -%}

@@ -6,6 +6,9 @@
   {%- do lakehouse_delta_prepare(adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier)) -%}
   {%- do lakehouse_audit_prepare(this.incorporate(type='table')) -%}
   {%- do lakehouse_note_config_sql(['check_cols', 'unique_key', 'updated_at']) -%}
+  {#- An existing snapshot table asked for a higher format_version is upgraded before dbt's
+      flow writes (a new one gets it in its CREATE); a downgrade is refused here. -#}
+  {%- do lakehouse_apply_format_version(this, lakehouse_format_version_upgrade(this)) -%}
   {%- set result = materialization_snapshot_default() -%}
   {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
   {{ return(result) }}
