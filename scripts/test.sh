@@ -20,9 +20,10 @@ fi
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile local
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
+# What differs there is where tasks run (executors in other JVMs), not SQL semantics.
 "$VENV/bin/pytest" -q --profile cluster tests/functional/lakehouse/test_cluster.py \
-  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_incremental_strategies.py \
-  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py
+  tests/functional/lakehouse/test_incremental_strategies.py \
+  tests/functional/lakehouse/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
@@ -44,7 +45,7 @@ LAKEHOUSE_VENV=.venv-spark41 LAKEHOUSE_SPARK_LINE=4.1 bash scripts/install.sh
   tests/functional/lakehouse/test_snapshots.py tests/functional/lakehouse/test_seeds.py \
   tests/functional/lakehouse/test_audit.py tests/functional/lakehouse/test_time_travel.py \
   tests/functional/lakehouse/test_maintenance.py tests/functional/lakehouse/test_delta_format.py \
-  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py \
+  tests/functional/lakehouse/test_python_models.py tests/functional/lakehouse/test_format_v3.py \
   tests/functional/lakehouse/test_engine_errors.py \
   tests/functional/adapter/test_utils.py::TestSafeCastToNumbers \
   --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
