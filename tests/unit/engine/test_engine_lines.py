@@ -43,6 +43,7 @@ def test_spark_4_s3a_uses_the_sdk_v2_from_the_iceberg_bundle_plus_its_transfer_m
         "hadoop-aws-3.4.2.jar",
         "iceberg-aws-bundle-1.12.0.jar",
         "s3-transfer-manager-2.54.17.jar",
+        "apache-client-2.54.17.jar",
     ]
     assert s3a_jars("3.3.4").jars[1].filename == "aws-java-sdk-bundle-1.12.262.jar"
 

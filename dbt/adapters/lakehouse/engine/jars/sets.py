@@ -141,8 +141,8 @@ AWS_SDK_V2_JARS = CachedJarSet(need="aws-sdk-v2", sources=(_ICEBERG_AWS_BUNDLE,)
 # docs/runtime.md, "S3 through s3a": hadoop-aws of the Hadoop version inside pyspark's wheel,
 # with the AWS SDK it was built against. Hadoop 3.3 (Spark 3.5) uses the SDK v1 bundle; Hadoop
 # 3.4 (Spark 4.1) the SDK v2, whose classes come from the Iceberg AWS bundle (AWS_SDK_V2_JARS)
-# plus the transfer manager it lacks, of the same SDK version (2.54.17), instead of the 600 MB
-# `software.amazon.awssdk:bundle` hadoop-aws's POM names.
+# plus the transfer manager and Apache HTTP client it lacks, of the same SDK version (2.54.17),
+# instead of the 600 MB `software.amazon.awssdk:bundle` hadoop-aws's POM names.
 HADOOP_VERSION = LINE.hadoop
 _HADOOP_AWS_SHA256 = {
     "3.3.4": "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a",
@@ -216,6 +216,15 @@ def s3a_jars(hadoop: str) -> CachedJarSet:
                     "2.54.17",
                     "7bef0ea4efd5e0860bab63e08317040951edb51b72a5be734284c28b8324ab87",
                     "LAKEHOUSE_S3_TRANSFER_MANAGER_JAR",
+                ),
+                # s3a's synchronous client: the SDK's Apache HTTP client (httpclient 4.5 itself
+                # is in pyspark 4.1's jars), which the Iceberg bundle leaves out.
+                maven_jar(
+                    "software.amazon.awssdk",
+                    "apache-client",
+                    "2.54.17",
+                    "0b00ae3d55c3d1213ca47b5651dc4c2a0080fc9b6192dde3d53c3da6c1811bcb",
+                    "LAKEHOUSE_AWS_APACHE_CLIENT_JAR",
                 ),
             ),
         ),
