@@ -48,7 +48,9 @@ class TestDebug(BaseDebugPostgres):
         }
 
     def test_ok_names_the_engine_line(self, project):
-        run_dbt(["debug"])
+        # The profiles folder named: the suite's own tests before this one pass `--profiles-dir
+        # NONE`, which dbt keeps for later invocations in the same process.
+        run_dbt(["debug", "--profiles-dir", str(project.profiles_dir)])
         output = self.capsys.readouterr().out
         line = installed_line()
         assert (
