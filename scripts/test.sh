@@ -25,14 +25,15 @@ fi
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
+# The adapter's own tests of each feature there; dbt's basic and python_model suites run on
+# local, s3_rest and (basic) Spark 4.1.
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
-  tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_docs_stats.py \
+  tests/functional/lakehouse/test_docs_stats.py \
   tests/functional/lakehouse/test_metadata_freshness.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_seeds.py tests/functional/lakehouse/test_snapshots.py \
-  tests/functional/adapter/test_python_model.py tests/functional/lakehouse/test_python_models.py \
-  tests/functional/adapter/test_dbt_clone.py
+  tests/functional/lakehouse/test_python_models.py tests/functional/adapter/test_dbt_clone.py
 # The Spark 4.1 engine line (docs/engine-lines.md), on a subset with the local profile: a second
 # virtualenv with PySpark 4.1 (Scala 2.13, Java 17+) and the jars of its line. The basic adapter
 # suite, every incremental strategy, snapshots, seeds, audited runs, time travel, maintenance,
