@@ -36,6 +36,7 @@ from dbt.adapters.lakehouse.engine.warm.folder import (
     stop_engine,
     supervisor_alive,
 )
+from dbt.adapters.lakehouse.engine.warm.gateway import attach_gateway
 from dbt.adapters.lakehouse.engine.warm.identity import (
     engine_conf,
     engine_key,
@@ -255,7 +256,6 @@ def _open_session(
 ) -> Attachment:
     from py4j.protocol import Py4JError
     from pyspark import SparkContext
-    from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     try:
@@ -263,20 +263,7 @@ def _open_session(
     except (Py4JError, OSError, KeyError) as exc:
         raise EngineGone(f"no answer to a ping: {exc}") from None
     _forget_context(None, None)
-    previous = os.environ.get("PYSPARK_GATEWAY_PORT"), os.environ.get("PYSPARK_GATEWAY_SECRET")
-    os.environ["PYSPARK_GATEWAY_PORT"] = str(state["port"])
-    os.environ["PYSPARK_GATEWAY_SECRET"] = str(state["secret"])
-    try:
-        gateway = launch_gateway()  # connects to the running JVM: PySpark's own attach
-    finally:
-        # Never left in the environment, where child processes would inherit the secret.
-        for name, value in zip(
-            ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"), previous, strict=True
-        ):
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    gateway = attach_gateway(state["port"], state["secret"])
     handler = signal.getsignal(signal.SIGINT)
     try:
         jvm = gateway.jvm

@@ -1,0 +1,49 @@
+"""A py4j gateway to a JVM that already runs, by PySpark's own attach.
+
+PySpark attaches when it finds the JVM's port and secret in `os.environ`. Writing them there
+would race with other threads: dbt walks `os.environ` to scrub secrets from every error it
+raises, and a variable removed during that walk fails it with a `KeyError`. Child processes
+would also inherit the secret. So PySpark's attach is shown an environment of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from py4j.java_gateway import JavaGateway
+
+# One attach at a time: the environment is shown through PySpark's module, shared by threads.
+_ATTACH_LOCK = threading.Lock()
+
+
+class _OsWithEnviron(types.ModuleType):
+    """The `os` module, but with the given environment."""
+
+    def __init__(self, environ: dict[str, str]) -> None:
+        super().__init__("os")
+        self.environ = environ
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+
+def attach_gateway(port: int, secret: str) -> JavaGateway:
+    """PySpark's gateway to the JVM listening on `port`, with the classes PySpark imports."""
+    from pyspark import java_gateway
+
+    environ = {
+        **os.environ,
+        "PYSPARK_GATEWAY_PORT": str(port),
+        "PYSPARK_GATEWAY_SECRET": str(secret),
+    }
+    with _ATTACH_LOCK:
+        real_os = java_gateway.os
+        java_gateway.os = _OsWithEnviron(environ)  # type: ignore[assignment]
+        try:
+            return java_gateway.launch_gateway()
+        finally:
+            java_gateway.os = real_os
