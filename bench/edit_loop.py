@@ -52,6 +52,7 @@ from harness import (  # noqa: E402
     alternate,
     common_args,
     dbt_command,
+    engine_state,
     fmt,
     fresh_copy,
     ours_target,
@@ -59,6 +60,7 @@ from harness import (  # noqa: E402
     peer_target,
     report,
     run_timed,
+    stop_engines,
     write_profiles,
 )
 from project_build import PROFILE, peer_project  # noqa: E402
@@ -120,37 +122,6 @@ def duckdb_dbt(work: Path, venv: Path | None) -> str:
     )
     subprocess.run(check, check=True)
     return str(dbt)
-
-
-def engine_state(home: Path) -> tuple[int | None, float | None]:
-    """The warm engine's JVM pid and its RSS in MB, when one engine runs in `home`."""
-    from dbt.adapters.lakehouse.engine.warm import server
-    from dbt.adapters.lakehouse.engine.warm.folder import (
-        engine_folders,
-        read_private_json,
-        supervisor_alive,
-    )
-
-    live = [f for f in engine_folders(home) if supervisor_alive(f)]
-    if len(live) != 1:
-        return None, None
-    pid = read_private_json(live[0] / server.STATE_FILE).get("jvm_pid")
-    if not isinstance(pid, int):
-        return None, None
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return pid, int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return pid, None
-
-
-def stop_engines(*homes: Path) -> int:
-    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
-
-    return sum(stop_engine(folder) for home in homes for folder in engine_folders(home))
 
 
 class Side:

@@ -97,6 +97,37 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
+def engine_state(home: Path) -> tuple[int | None, float | None]:
+    """The warm engine's JVM pid and its RSS in MB, when one engine runs in `home`."""
+    from dbt.adapters.lakehouse.engine.warm import server
+    from dbt.adapters.lakehouse.engine.warm.folder import (
+        engine_folders,
+        read_private_json,
+        supervisor_alive,
+    )
+
+    live = [f for f in engine_folders(home) if supervisor_alive(f)]
+    if len(live) != 1:
+        return None, None
+    pid = read_private_json(live[0] / server.STATE_FILE).get("jvm_pid")
+    if not isinstance(pid, int):
+        return None, None
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return pid, int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return pid, None
+
+
+def stop_engines(*homes: Path) -> int:
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
+
+    return sum(stop_engine(folder) for home in homes for folder in engine_folders(home))
+
+
 def run_timed(
     command: Sequence[str],
     cwd: Path,

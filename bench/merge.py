@@ -17,15 +17,22 @@ are checked once at the end (row count = rows + inserted, updated rows = half a 
 rewrites every data file a batch touches; merge-on-read writes position deletes and new files.
 Our MERGE statement carries one planner setting (AQE's shuffled-hash-join threshold, 64 MB);
 --raw-hash-join gives it to the raw session too, to show what it is worth on its own.
+--engine picks how dbt-lakehouse runs: `cold` (a driver JVM started by every dbt process, as
+the raw side's) or `warm` (the default for a local master: every dbt process, the untimed
+setup's included, attaches to one engine in an engine home under the work folder, stopped at
+the end; the raw side stays a fresh process). A warm row's RSS is the dbt process alone; the
+engine's is printed apart.
 
     .venv/bin/python bench/merge.py --rounds 3
     .venv/bin/python bench/merge.py --rows 200000 --batches 20000,2000 --rounds 1   # quick look
     .venv/bin/python bench/merge.py --rounds 2 --write-mode merge-on-read
+    .venv/bin/python bench/merge.py --rounds 3 --batches 1000000 --engine warm
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -45,10 +52,12 @@ from harness import (  # noqa: E402
     alternate,
     common_args,
     dbt_command,
+    engine_state,
     ours_target,
     raw_spark_conf,
     report,
     run_timed,
+    stop_engines,
     write_profiles,
 )
 
@@ -212,7 +221,9 @@ def raw_config(
 # --- checks ------------------------------------------------------------------------------------
 
 
-def ours_counts(project: Path, batches: list[int], log: Path) -> dict[str, dict]:
+def ours_counts(
+    project: Path, batches: list[int], log: Path, env: dict[str, str]
+) -> dict[str, dict]:
     """Rows, updated rows and data files of each table, through `dbt show` on the project."""
     parts = [
         f"select '{t}' as t, count(*) as n, count_if(status = 'updated') as u, "
@@ -230,7 +241,7 @@ def ours_counts(project: Path, batches: list[int], log: Path) -> dict[str, dict]
         str(len(batches) + 1),
         project=project,
     )
-    sample = run_timed(command, project, log=log)
+    sample = run_timed(command, project, env=env, log=log)
     settle(project)
     if not sample.ok:
         return {}
@@ -281,6 +292,13 @@ def main() -> None:
         action="store_true",
         help="give the raw session the planner setting dbt-lakehouse's MERGE carries",
     )
+    parser.add_argument(
+        "--engine",
+        choices=["cold", "warm"],
+        default="cold",
+        help="dbt-lakehouse's engine: a JVM per dbt process, or one warm engine "
+        "(default %(default)s)",
+    )
     args = parser.parse_args()
     rows: int = args.rows
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
@@ -292,6 +310,14 @@ def main() -> None:
     raw = raw_config(warehouse, rows, batches, args.write_mode, args.raw_hash_join)
     config.write_text(json.dumps(raw, indent=1))
     raw_command = [sys.executable, str(script), str(config)]
+    engine_home = work / "engines"
+    stop_engines(engine_home)  # a run stopped half-way may have left one
+    ours_env = {
+        **os.environ,
+        "LAKEHOUSE_ENGINE": args.engine,
+        "LAKEHOUSE_ENGINE_HOME": str(engine_home),
+    }
+    engine_rss: list[float] = []
 
     series = {
         b: {
@@ -311,7 +337,7 @@ def main() -> None:
         log = work / f"{side}-setup-{round_no}.log"
         if side == "ours":
             ours_project(project, rows, batches, args.write_mode)
-            sample = run_timed(dbt_command("run", project=project), project, log=log)
+            sample = run_timed(dbt_command("run", project=project), project, env=ours_env, log=log)
             settle(project)
         else:
             shutil.rmtree(warehouse, ignore_errors=True)
@@ -337,8 +363,14 @@ def main() -> None:
             results = project / "target" / "run_results.json"
             results.unlink(missing_ok=True)
             command = dbt_command("run", "--select", f"merge_{batch}", project=project)
-            sample = run_timed(command, project, log=work / f"ours-{batch}-{round_no}.log")
+            sample = run_timed(
+                command, project, env=ours_env, log=work / f"ours-{batch}-{round_no}.log"
+            )
             settle(project)
+            if args.engine == "warm":
+                _, rss = engine_state(engine_home)
+                if rss is not None:
+                    engine_rss.append(rss)
             node = Sample(0.0, sample.peak_rss_mb, False, sample.note or "no run_results.json")
             if sample.ok and results.exists():
                 result = json.loads(results.read_text())["results"][0]
@@ -375,11 +407,14 @@ def main() -> None:
             (series[batch]["ours"], run_ours(batch)),
             (series[batch]["raw"], run_raw(batch)),
         ]
-    alternate(args.rounds, contenders)
-
-    # Once, on the last round's tables.
-    print(f"\n## checks (last round, target {rows} rows)")
-    check("dbt-lakehouse", ours_counts(project, batches, work / "ours-check.log"), rows, batches)
+    try:
+        alternate(args.rounds, contenders)
+        # Once, on the last round's tables.
+        print(f"\n## checks (last round, target {rows} rows)")
+        found = ours_counts(project, batches, work / "ours-check.log", ours_env)
+    finally:
+        stopped = stop_engines(engine_home)
+    check("dbt-lakehouse", found, rows, batches)
     out = work / "raw-check.json"
     out.unlink(missing_ok=True)
     run_timed([*raw_command, "verify", str(out)], work, log=work / "raw-check.log")
@@ -396,9 +431,14 @@ def main() -> None:
     report(
         f"merge: dbt-lakehouse incremental merge vs raw MERGE, days(event_ts) x 30, "
         f"{args.write_mode}{', raw with the hash-join setting' if args.raw_hash_join else ''}, "
-        "cold",
+        f"dbt-lakehouse {args.engine}, raw cold",
         table,
     )
+    if args.engine == "warm":
+        print(
+            f"warm engine: JVM RSS up to {max(engine_rss, default=0):.0f}MB (not in the "
+            f"dbt-lakehouse rows' RSS); {stopped} engine(s) stopped at the end"
+        )
     for batch in batches:
         s = series[batch]
         ours_rss, raw_rss = s["ours"].peak_rss_mb, s["raw"].peak_rss_mb
