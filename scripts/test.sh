@@ -17,8 +17,8 @@ fi
 "$VENV/bin/pytest" tests/unit -q
 # Both functional profiles: the embedded lakehouse, then S3 (moto) + the Iceberg REST catalog
 # (tests/functional/infra), each server started by the tests on 127.0.0.1.
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile local
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --profile s3_rest
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile local
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
 # What differs there is where tasks run (executors in other JVMs), not SQL semantics.
 "$VENV/bin/pytest" -q --profile cluster tests/functional/lakehouse/test_cluster.py \

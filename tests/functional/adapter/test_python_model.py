@@ -24,6 +24,9 @@ from dbt.tests.adapter.python_model.test_spark import (
 )
 from dbt.tests.util import run_dbt
 
+# dbt's Python model semantics; Python models on S3 and the REST catalog: test_python_models.py.
+pytestmark = pytest.mark.only_profile("local")
+
 
 class TestPythonModel(BasePythonModelTests):
     pass

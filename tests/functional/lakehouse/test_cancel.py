@@ -7,6 +7,11 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
+# Cancelling is the engine's (a job group, or a Connect tag), whatever the storage and catalog.
+pytestmark = pytest.mark.only_profile("local", "connect")
+
 # Far more rows than the test waits for: only a cancel ends it in time.
 ENDLESS = "select sum(id * 7 % 13) as s from range(0, 500000000000, 1, 4)"
 
