@@ -142,13 +142,13 @@ class LakehouseHandle:
         """Compute a temporary view's rows once and point the view at them (runtime.compute_once),
         held until the view is dropped or this connection closes.
 
-        A local checkpoint, not CACHE TABLE: it is computed eagerly in this session and cuts the
-        lineage, so the key check and the MERGE read the same rows without the model's query
-        running again; CACHE TABLE would plan in a cloned session that reloads the catalogs and
-        re-caches after every write to the tables it reads. The rows stay with the executors
-        until the view is dropped and Spark's cleaner frees them.
+        A local checkpoint, not CACHE TABLE: it is computed in this session by the first statement
+        reading the view and cuts the lineage, so the key check and the MERGE read the same rows
+        without the model's query running again; CACHE TABLE would plan in a cloned session that
+        reloads the catalogs and re-caches after every write to the tables it reads. The rows
+        stay with the executors until the view is dropped and Spark's cleaner frees them.
         """
-        logger.debug(f"materializing temporary view {view_name}")
+        logger.debug(f"checkpointing temporary view {view_name}: its first reader computes it")
         self.computed_views.add(view_name)
         runtime.compute_once(self.spark, view_name)
 

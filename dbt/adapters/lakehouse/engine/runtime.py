@@ -91,19 +91,21 @@ def cancel(spark: Any, group: str) -> None:
 
 
 def compute_once(spark: Any, view_name: str) -> None:
-    """Compute a temporary view's rows now and point the view at them, so later statements
-    read those rows instead of running its query again.
+    """Point a temporary view at rows computed once, so every later statement reads those rows
+    instead of running its query again.
 
-    In process: a local checkpoint, which also cuts the lineage. Spark Connect 3.5 has no
-    checkpoint: the rows are persisted on the server and the view re-registered over the
-    persisted plan, computed eagerly by a count.
+    In process: a local checkpoint, which also cuts the lineage. It is lazy: the first statement
+    that reads the view (a merge's key check) computes and keeps the rows in its own job, rather
+    than a job of its own computing them and that statement reading them back (bench/RESULTS.md:
+    merge steps). Spark Connect 3.5 has no checkpoint: the rows are persisted on the server and
+    the view re-registered over the persisted plan, computed eagerly by a count.
     """
     rows = spark.table(view_name)
     if is_connect(spark):
         rows = rows.persist()
         rows.count()
     else:
-        rows = rows.localCheckpoint(eager=True)
+        rows = rows.localCheckpoint(eager=False)
     rows.createOrReplaceTempView(view_name)
 
 
