@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import threading
 import types
+from collections import ChainMap
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,7 +25,7 @@ _ATTACH_LOCK = threading.Lock()
 class _OsWithEnviron(types.ModuleType):
     """The `os` module, but with the given environment."""
 
-    def __init__(self, environ: dict[str, str]) -> None:
+    def __init__(self, environ: Mapping[str, str]) -> None:
         super().__init__("os")
         self.environ = environ
 
@@ -35,11 +37,10 @@ def attach_gateway(port: int, secret: str) -> JavaGateway:
     """PySpark's gateway to the JVM listening on `port`, with the classes PySpark imports."""
     from pyspark import java_gateway
 
-    environ = {
-        **os.environ,
-        "PYSPARK_GATEWAY_PORT": str(port),
-        "PYSPARK_GATEWAY_SECRET": str(secret),
-    }
+    # Layered over the live environment rather than a copy of it: copying walks os.environ,
+    # the very walk another thread's removal of a variable would break.
+    gateway_variables = {"PYSPARK_GATEWAY_PORT": str(port), "PYSPARK_GATEWAY_SECRET": str(secret)}
+    environ = ChainMap(gateway_variables, os.environ)
     with _ATTACH_LOCK:
         real_os = java_gateway.os
         java_gateway.os = _OsWithEnviron(environ)  # type: ignore[assignment]
