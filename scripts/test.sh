@@ -25,8 +25,8 @@ fi
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
-# The adapter's own tests of each feature there; dbt's basic and python_model suites run on
-# local, s3_rest and (basic) Spark 4.1.
+# The adapter's own tests of each feature there; dbt's basic suite runs on local, s3_rest and
+# Spark 4.1, its python_model suite on local.
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
   tests/functional/lakehouse/test_docs_stats.py \
