@@ -39,18 +39,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import common_args, raw_spark_conf  # noqa: E402
-from merge import batch_sql, split, target_sql  # noqa: E402
+from merge import OURS_MERGE_PLAN_CONF, batch_sql, split, target_sql  # noqa: E402
 
 VARIANTS = ("raw", "raw-hash", "node", "lazy", "no-checkpoint", "window")
 FIRST_BUILD_VARIANTS = ("ctas", "ctas-window", "ctas-subquery")
-PLAN = ("spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold", "64MB")
 KEY_CHECK = """select count(*) from (select id, count(*) as n from new_rows group by id) as k
 where case when n > 1 then raise_error('repeated id') else id is null end"""
 MERGE = """merge into raw.steps.t as d using {source} as s on s.id = d.id
 when matched then update set * when not matched then insert *"""
-WINDOW_SOURCE = """(select id, event_ts, amount, status, updated_at from (
-  select *, count(*) over (partition by id) as n from new_rows) as c
-  where case when n > 1 then raise_error('repeated id') else true end)"""
+
+
+def window_checked(relation: str) -> str:
+    """`relation`'s rows, failing on a repeated id: a window counting rows per id, as the
+    adapter's first build of a merge model checks them."""
+    return f"""select id, event_ts, amount, status, updated_at from (
+  select *, count(*) over (partition by id) as n from {relation}) as c
+  where case when n > 1 then raise_error('repeated id') else true end"""
 
 
 def run_variant(variant: str, warehouse: Path, rows: int, batch: int) -> dict[str, float]:
@@ -89,7 +93,8 @@ def run_variant(variant: str, warehouse: Path, rows: int, batch: int) -> dict[st
     spark.sql("select count(*) from raw.steps.t").collect()  # the catalog loaded, as in a node
     spark.sql(f"create or replace temporary view new_rows as {batch_sql(rows, batch)}")
     if variant != "raw":
-        spark.conf.set(*PLAN)
+        for key, value in OURS_MERGE_PLAN_CONF.items():
+            spark.conf.set(key, value)
     source = "new_rows"
     if variant in ("node", "window"):
         rows_df = timed("checkpoint", lambda: spark.table("new_rows").localCheckpoint(eager=True))
@@ -103,7 +108,7 @@ def run_variant(variant: str, warehouse: Path, rows: int, batch: int) -> dict[st
     elif variant == "window":
         probe = "select 1 from new_rows where id is null limit 1"
         timed("NULL-key probe", lambda: spark.sql(probe).collect())
-        source = WINDOW_SOURCE
+        source = f"({window_checked('new_rows')})"
     timed("merge", lambda: spark.sql(MERGE.format(source=source)))
     total = round(sum(steps.values()), 2)
     if variant == "node":
@@ -123,9 +128,7 @@ def run_variant(variant: str, warehouse: Path, rows: int, batch: int) -> dict[st
 def first_build(spark, variant: str, rows: int, timed, steps: dict[str, float]) -> dict[str, float]:  # noqa: ANN001
     model = f"({target_sql(rows)}) as m"
     if variant == "ctas-window":
-        select = f"""select id, event_ts, amount, status, updated_at from (
-          select *, count(*) over (partition by id) as n from {model}) as c
-          where case when n > 1 then raise_error('repeated id') else true end"""
+        select = window_checked(model)
     elif variant == "ctas-subquery":
         keys = f"select id, count(*) as n from {model} group by id"
         select = f"""select * from {model}
