@@ -75,6 +75,9 @@ fi
 echo "==> installing dbt-lakehouse and its test tools into $VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -e ".[dev]" "pyspark==$SPARK_LINE.*"
+# Byte-compiled now, as pip does for a wheel: an editable install otherwise compiles on first
+# import, and with PYTHONDONTWRITEBYTECODE set it would do so in every dbt command (~0.3 s each).
+"$VENV/bin/python" -m compileall -q dbt >/dev/null
 
 echo "==> fetching jars into the cache"
 if ! "$VENV/bin/dbt-lakehouse" install; then

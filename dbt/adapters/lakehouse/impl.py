@@ -47,6 +47,7 @@ from dbt.adapters.lakehouse.models import adapter as models
 from dbt.adapters.lakehouse.models import contracts
 from dbt.adapters.lakehouse.models.python_models import run_as_view
 from dbt.adapters.lakehouse.models.seeds import SeedLoad, load_agate_rows, load_seed_file
+from dbt.adapters.lakehouse.process_overhead import behavior_of
 from dbt.adapters.lakehouse.profile import debug
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import scrub
@@ -81,6 +82,12 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
         super().__init__(config, mp_context)
         # Dual-format tables an audited run wrote on its branch: mirrored after the publish.
         self._delta_after_publish: set[TableName] = set()
+
+    @SparkAdapter.behavior.setter  # type: ignore[attr-defined,untyped-decorator,misc]
+    def behavior(self, flags: list[Any]) -> None:
+        # dbt-adapters' setter, with flags built without a walk of the call stack each.
+        flags = [*flags, *self._behavior_flags]
+        self._behavior = behavior_of(flags, getattr(self.config, "flags", {}))  # type: ignore[has-type]
 
     @classmethod
     def convert_time_type(cls, agate_table: agate.Table, col_idx: int) -> str:
