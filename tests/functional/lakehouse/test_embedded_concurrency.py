@@ -6,7 +6,8 @@ with the process that started the catalog holder stopped while the others still 
 H2's AUTO_SERVER alone, the process that opened the catalog first owned its server, and its exit
 broke the rest). Every other run must succeed, every table must hold exactly its rows (read
 back through the catalog with H2 and pyiceberg, not Spark), and the catalog holder must be gone
-once the processes are.
+once the processes are (and the warm engine they shared, which keeps the holder up while it
+runs).
 
 A last case holds the catalog file from a foreign H2 process: dbt must give up after its bounded
 wait with one line naming the file and the fix.
@@ -174,6 +175,21 @@ def finish(run: Run) -> int:
     return run.process.returncode
 
 
+@pytest.fixture(autouse=True)
+def own_engines(engine_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The warm engine the runs share (unless LAKEHOUSE_ENGINE=cold): the test's own."""
+    monkeypatch.setenv("LAKEHOUSE_ENGINE_HOME", str(engine_home))
+    return engine_home
+
+
+def stop_engines() -> None:
+    """Stop the shared warm engine: while it runs, it keeps the catalog holder up."""
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
+
+    for folder in engine_folders(Path(os.environ["LAKEHOUSE_ENGINE_HOME"])):
+        stop_engine(folder)
+
+
 @pytest.fixture
 def started() -> Iterator[list[Run]]:
     """Every run a test starts; whatever is still running at the end is killed."""
@@ -241,8 +257,9 @@ def check_round(label: str, runs: list[Run], warehouse: Path, began: float) -> N
             f"{label}: {run.name} failed:\n{output_text(run.output)[-3000:]}"
         )
     catalog = catalog_of(warehouse)
+    stop_engines()
     stopped = wait_for_holder_to_stop(catalog)
-    print(f"{label}: catalog holder stopped {stopped:.1f}s after the last run")
+    print(f"{label}: catalog holder stopped {stopped:.1f}s after the last run and the engine")
     found = table_rows(catalog)
     for run in runs:
         for table, rows in run.tables.items():
@@ -374,6 +391,7 @@ class TestCatalogHeldByAnotherProgram:
         assert str(catalog.database_file) in line and str(catalog.lock_file) in line
         assert "Fix:" in line and any(f"(H2: {m})" in line for m in CONTENTION_MARKERS), line
         assert "\tat org." not in text
+        stop_engines()
         wait_for_holder_to_stop(catalog)
 
 

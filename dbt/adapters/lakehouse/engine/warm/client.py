@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine.embedded_catalog.holder import USERS_FILE
 from dbt.adapters.lakehouse.engine.launch import log_tail, process_running
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm import server
@@ -120,6 +121,7 @@ def attach(
             "pid": os.getpid(),
             "tag": tag,
             "keep_warm_minutes": keep_warm_minutes,
+            "catalog_users": catalog_users(spec),
         }
         control, state = _attach_control(folder, spec, java, hello, extra_java_options)
         try:
@@ -134,6 +136,13 @@ def attach(
         f"output is in {folder / server.LOG_FILE}. Fix: `dbt-lakehouse engine stop`, or "
         "LAKEHOUSE_ENGINE=cold to run without it."
     )
+
+
+def catalog_users(spec: EngineSpec) -> list[str]:
+    """The users.lock of the embedded catalog's holder, by which the engine keeps the holder up
+    between commands (server.py); this command counts among its users already."""
+    catalog = spec.embedded_catalog
+    return [] if catalog is None else [str(catalog.folder / USERS_FILE)]
 
 
 def _attach_control(
@@ -197,6 +206,7 @@ def _start(
             "app_name": spec.app_name,
             "conf": sorted(conf.items()),
             "keep_warm_minutes": keep_warm_minutes,
+            "catalog_users": catalog_users(spec),
         },
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}

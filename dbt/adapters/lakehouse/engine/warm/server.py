@@ -14,6 +14,10 @@ uses the engine, and reaches Spark through the gateway with its own session. Thi
 - when a command's connection closes, however its process ended, cancels the Spark jobs tagged
   with that command's tag, so a killed command leaves no job running, and when the last one
   leaves, drops cached query results (shared by all sessions) so nothing is served stale;
+- keeps the embedded catalog holders of the last warehouses its commands used running, by
+  counting itself among their users (a shared lock on the holder's `users.lock`, which the
+  command names), so the next command there does not wait for the holder's JVM to start; the
+  kernel drops those locks however this process ends, and each holder stops moments later;
 - exits when the JVM exits (killed, or out of memory: the engine's JVM exits on an
   OutOfMemoryError), removing its state, so the next command starts a new engine. If this
   process dies instead, the JVM sees its stdin close and exits (PySpark's gateway does that).
@@ -32,6 +36,7 @@ import socket
 import struct
 import sys
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,8 @@ LOG_FILE = "engine.log"
 # Held exclusively by the live supervisor; a shared probe that succeeds means none runs.
 LIVE_LOCK = "live.lock"
 TICK_SECONDS = 0.5
+# An edit loop works on one warehouse; a few more are kept for switching between projects.
+KEPT_CATALOG_HOLDERS = 2
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
@@ -72,6 +79,28 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+def keep_shared_locks(kept: OrderedDict[str, int], paths: list[str], limit: int) -> None:
+    """Hold a shared lock on each of `paths` (existing files only), newest last; beyond `limit`,
+    the oldest are let go. A path whose lock is held exclusively right now is skipped."""
+    for path in paths:
+        if path in kept:
+            kept.move_to_end(path)
+            continue
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        kept[path] = fd
+    while len(kept) > limit:
+        _, fd = kept.popitem(last=False)
+        os.close(fd)
+
+
 class Supervisor:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -85,6 +114,7 @@ class Supervisor:
         self.gateway: Any = None
         self.context: Any = None
         self.root: Any = None
+        self.catalog_users: OrderedDict[str, int] = OrderedDict()
 
     # --- start ------------------------------------------------------------------------------
 
@@ -160,6 +190,11 @@ class Supervisor:
             }
             if request.get("keep_warm_minutes") is not None:
                 self.keep_seconds = float(request["keep_warm_minutes"]) * 60
+            users = request.get("catalog_users")
+            if isinstance(users, list):
+                keep_shared_locks(
+                    self.catalog_users, [str(path) for path in users], KEPT_CATALOG_HOLDERS
+                )
             self.reply(connection, {"ok": True})
             connection.setblocking(False)
             self.selector.register(connection, selectors.EVENT_READ, self.client_event)
@@ -222,6 +257,7 @@ class Supervisor:
             "conf": self.launch["conf"],
             "rss_bytes": rss_bytes(jvm_pid),
             "folder": str(self.folder),
+            "catalog_holders_kept": [str(Path(path).parent) for path in self.catalog_users],
         }
         try:
             runtime = self.context._jvm.java.lang.Runtime.getRuntime()
