@@ -72,31 +72,43 @@ class Series:
         return max(peaks) if peaks else None
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Resident memory of a process and all its descendants (the JVM is a child of dbt)."""
+def _tree(root: int) -> dict[int, tuple[int, int]]:
+    """A process and all its descendants (the JVM is a child of dbt): pid -> (RSS kB, session)."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
+    facts: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
-            ppid = int(fields[1])
+            ppid, session = int(fields[1]), int(fields[3])
+            rss = 0
             with open(f"/proc/{entry}/status") as handle:
                 for line in handle:
                     if line.startswith("VmRSS:"):
-                        rss[int(entry)] = int(line.split()[1])
+                        rss = int(line.split()[1])
                         break
         except (OSError, IndexError, ValueError):
             continue
+        facts[int(entry)] = (rss, session)
         children.setdefault(ppid, []).append(int(entry))
-    total, stack = 0, [root]
+    tree, stack = {}, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        if pid in facts:
+            tree[pid] = facts[pid]
         stack.extend(children.get(pid, []))
-    return total
+    return tree
+
+
+def _await_gone(pids: set[int], cap_seconds: float = 30.0) -> None:
+    """Until `pids` have exited (untimed): a cold command's JVM outlives dbt by a second or
+    two, and its exit must not run into the next contender's timing."""
+    deadline = time.monotonic() + cap_seconds
+    while pids and time.monotonic() < deadline:
+        pids = {pid for pid in pids if os.path.exists(f"/proc/{pid}")}
+        time.sleep(0.1)
 
 
 def engine_state(home: Path) -> tuple[int | None, float | None]:
@@ -159,10 +171,17 @@ def run_timed(
     )
     done = threading.Event()
 
+    # The command's own processes, which end with it; those in a session of their own (the warm
+    # engine, the embedded catalog's holder) are meant to outlive it.
+    own: set[int] = set()
+    session = os.getsid(0)
+
     def sample_memory() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _tree_rss_kb(process.pid))
+            tree = _tree(process.pid)
+            peak = max(peak, sum(rss for rss, _ in tree.values()))
+            own.update(pid for pid, (_, sid) in tree.items() if sid == session)
             done.wait(0.2)
 
     sampler = threading.Thread(target=sample_memory, daemon=True)
@@ -177,6 +196,7 @@ def run_timed(
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()
+    _await_gone(own)
     if log:
         out.close()  # type: ignore[union-attr]
     if code != 0 and not note:

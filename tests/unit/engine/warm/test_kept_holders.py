@@ -48,6 +48,19 @@ def test_the_newest_are_kept_and_the_oldest_let_go(tmp_path: Path) -> None:
     assert idle(a) and idle(c)
 
 
+def test_a_warehouse_made_anew_at_the_same_path_is_kept_anew(tmp_path: Path) -> None:
+    (users,) = users_files(tmp_path, 1)
+    kept: OrderedDict[str, int] = OrderedDict()
+    keep_shared_locks(kept, [str(users)], limit=2)
+    users.unlink()
+    users.touch()  # the folder deleted and the project built again: another file
+    assert idle(users)
+    keep_shared_locks(kept, [str(users)], limit=2)
+    assert not idle(users) and list(kept) == [str(users)]
+    for fd in kept.values():
+        os.close(fd)
+
+
 def test_a_missing_file_is_not_created_and_a_busy_one_is_skipped(tmp_path: Path) -> None:
     (busy,) = users_files(tmp_path, 1)
     missing = tmp_path / "gone" / USERS_FILE

@@ -81,11 +81,15 @@ def rss_bytes(pid: int) -> int | None:
 
 def keep_shared_locks(kept: OrderedDict[str, int], paths: list[str], limit: int) -> None:
     """Hold a shared lock on each of `paths` (existing files only), newest last; beyond `limit`,
-    the oldest are let go. A path whose lock is held exclusively right now is skipped."""
+    the oldest are let go. A path whose lock is held exclusively right now is skipped, and one
+    whose file was made anew (a warehouse deleted and built again) is locked anew."""
     for path in paths:
-        if path in kept:
-            kept.move_to_end(path)
-            continue
+        held = kept.pop(path, None)
+        if held is not None:
+            if _same_file(held, path):
+                kept[path] = held
+                continue
+            os.close(held)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except OSError:
@@ -99,6 +103,14 @@ def keep_shared_locks(kept: OrderedDict[str, int], paths: list[str], limit: int)
     while len(kept) > limit:
         _, fd = kept.popitem(last=False)
         os.close(fd)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        held, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 class Supervisor:
