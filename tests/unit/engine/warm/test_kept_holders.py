@@ -8,7 +8,7 @@ import os
 from collections import OrderedDict
 from pathlib import Path
 
-from dbt.adapters.lakehouse.engine.embedded_catalog.holder import USERS_FILE
+from dbt.adapters.lakehouse.engine.embedded_catalog.holder import USERS_FILE, try_lock
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm.client import catalog_users
 from dbt.adapters.lakehouse.engine.warm.server import keep_shared_locks
@@ -18,12 +18,9 @@ def idle(path: Path) -> bool:
     """What the holder asks: can users.lock be locked exclusively (nobody uses the warehouse)?"""
     fd = os.open(path, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
+        return try_lock(fd, fcntl.LOCK_EX)
     finally:
         os.close(fd)
-    return True
 
 
 def users_files(tmp_path: Path, count: int) -> list[Path]:
