@@ -206,7 +206,6 @@ def _start(
             "app_name": spec.app_name,
             "conf": sorted(conf.items()),
             "keep_warm_minutes": keep_warm_minutes,
-            "catalog_users": catalog_users(spec),
         },
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
