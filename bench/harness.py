@@ -137,9 +137,9 @@ def engine_state(home: Path) -> tuple[int | None, float | None]:
 
 
 def stop_engines(*homes: Path) -> int:
-    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm import folder
 
-    return sum(stop_engine(folder) for home in homes for folder in engine_folders(home))
+    return sum(len(folder.stop_engines(home)) for home in homes)
 
 
 @functools.cache

@@ -100,11 +100,10 @@ def lakehouse_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     os.environ["LAKEHOUSE_ENGINE_HOME"] = str(engines)
     yield root
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
-    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm.folder import stop_engines
 
     ENGINE.stop()
-    for folder in engine_folders(engines):
-        stop_engine(folder)
+    stop_engines(engines)
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,7 @@ from dbt.adapters.lakehouse.engine.embedded_catalog import (
     read_state,
 )
 from dbt.adapters.lakehouse.engine.jars import H2_JARS
+from dbt.adapters.lakehouse.engine.warm.folder import stop_engines
 from dbt.adapters.lakehouse.profile.depot import embedded_catalog_uri
 from functional.infra.servers import dying_with_parent
 from functional.lakehouse.dbt_output import output_text
@@ -182,14 +183,6 @@ def own_engines(engine_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return engine_home
 
 
-def stop_engines() -> None:
-    """Stop the shared warm engine: while it runs, it keeps the catalog holder up."""
-    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
-
-    for folder in engine_folders(Path(os.environ["LAKEHOUSE_ENGINE_HOME"])):
-        stop_engine(folder)
-
-
 @pytest.fixture
 def started() -> Iterator[list[Run]]:
     """Every run a test starts; whatever is still running at the end is killed."""
@@ -257,7 +250,7 @@ def check_round(label: str, runs: list[Run], warehouse: Path, began: float) -> N
             f"{label}: {run.name} failed:\n{output_text(run.output)[-3000:]}"
         )
     catalog = catalog_of(warehouse)
-    stop_engines()
+    stop_engines()  # the shared warm engine (own_engines) keeps the catalog holder up
     stopped = wait_for_holder_to_stop(catalog)
     print(f"{label}: catalog holder stopped {stopped:.1f}s after the last run and the engine")
     found = table_rows(catalog)
@@ -391,7 +384,7 @@ class TestCatalogHeldByAnotherProgram:
         assert str(catalog.database_file) in line and str(catalog.lock_file) in line
         assert "Fix:" in line and any(f"(H2: {m})" in line for m in CONTENTION_MARKERS), line
         assert "\tat org." not in text
-        stop_engines()
+        stop_engines()  # the shared warm engine (own_engines) keeps the catalog holder up
         wait_for_holder_to_stop(catalog)
 
 

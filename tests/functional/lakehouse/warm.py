@@ -22,12 +22,11 @@ BIN = Path(sys.executable).parent
 def engine_home() -> Iterator[Path]:
     """An engines' folder of the test's own, every engine in it stopped at the end. Short, since
     a Unix socket's path is limited to about 100 bytes (pytest's tmp_path can be longer)."""
-    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, stop_engine
+    from dbt.adapters.lakehouse.engine.warm.folder import stop_engines
 
     home = Path(tempfile.mkdtemp(prefix="lh-engines-"))
     yield home
-    for folder in engine_folders(home):
-        stop_engine(folder)
+    stop_engines(home)
     shutil.rmtree(home, ignore_errors=True)
 
 

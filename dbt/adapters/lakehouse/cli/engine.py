@@ -11,7 +11,7 @@ from dbt.adapters.lakehouse.engine.warm.folder import (
     engine_folders,
     read_private_json,
     request,
-    stop_engine,
+    stop_engines,
     supervisor_alive,
 )
 from dbt.adapters.lakehouse.engine.warm.identity import engines_home
@@ -130,6 +130,6 @@ def _mb(value: Any) -> str:
 
 
 def _stop(_: argparse.Namespace) -> int:
-    stopped = [folder.name for folder in engine_folders() if stop_engine(folder)]
+    stopped = stop_engines()
     print(f"stopped {len(stopped)} engine(s){': ' + ', '.join(stopped) if stopped else ''}")
     return 0

@@ -107,6 +107,11 @@ def engine_folders(home: Path | None = None) -> list[Path]:
     return sorted(p for p in home.iterdir() if p.is_dir())
 
 
+def stop_engines(home: Path | None = None) -> list[str]:
+    """Stop every engine under `home` (default: the user's engines); the names of those that ran."""
+    return [folder.name for folder in engine_folders(home) if stop_engine(folder)]
+
+
 def stop_engine(folder: Path, wait: float = 30.0) -> bool:
     """Ask the engine in `folder` to stop and wait until it has; True when one was running."""
     if not supervisor_alive(folder):
