@@ -14,6 +14,8 @@ TRICKY_CSV = """id,name,note,amount,joined
 1,O'Brien,"says ""hi"", then leaves",10.50,2024-01-02
 2,Percent,100% off; {{ not jinja }} \\n,,2024-02-29
 3,,,-0.01,
+4,"two
+lines, caf\u00e9 \U0001f600",back\\slash 'quoted',7,2024-03-01
 """
 
 
@@ -35,6 +37,13 @@ class TestSeedValuesArriveIntact:
             (1, "O'Brien", 'says "hi", then leaves', decimal.Decimal("10.50"), dt.date(2024, 1, 2)),
             (2, "Percent", "100% off; {{ not jinja }} \\n", None, dt.date(2024, 2, 29)),
             (3, None, None, decimal.Decimal("-0.01"), None),
+            (
+                4,
+                "two\nlines, caf\u00e9 \U0001f600",
+                "back\\slash 'quoted'",
+                decimal.Decimal("7.00"),
+                dt.date(2024, 3, 1),
+            ),
         ]
         types = {
             row[0]: row[1]
@@ -51,7 +60,7 @@ class TestSeedValuesArriveIntact:
         relation = f"`{project.database}`.`{project.test_schema}`.`tricky`"
         count = project.run_sql(f"select count(*) from {relation}", fetch="one")[0]
         snapshots = project.run_sql(f"select count(*) from {relation}.snapshots", fetch="one")[0]
-        assert count == 3
+        assert count == 4
         assert snapshots >= 2
 
 

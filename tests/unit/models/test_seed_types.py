@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from pathlib import Path
@@ -13,7 +14,7 @@ from dbt_common.clients.agate_helper import DEFAULT_TYPE_TESTER, from_csv
 from dbt.adapters.lakehouse.impl import LakehouseAdapter
 from dbt.adapters.lakehouse.models import seed_types as seedtypes
 from dbt.adapters.lakehouse.models.seed_types import ACCEPTED_BY, TYPE_ORDER, Shape, shape_of
-from dbt.adapters.lakehouse.models.seeds import read_seed_file
+from dbt.adapters.lakehouse.models.seeds import read_seed_file, rows_as_json
 
 EDGE_VALUES = [
     "",
@@ -226,3 +227,15 @@ def test_a_header_only_file_has_no_rows_and_agates_types(tmp_path):
     table = from_csv(str(path), text_columns=[])
     assert seed.row_count == 0
     assert [type(c.type) for c in seed.columns] == [type(t) for t in table.column_types]
+
+
+def test_agate_rows_travel_as_json_pieces_that_hold_every_row_in_order():
+    rows = [[str(i), None, "caf\u00e9 'q' \\ \"x\"\n"] for i in range(50)]
+    pieces = rows_as_json(rows, chunk_chars=200)
+    assert len(pieces) > 1
+    assert all(len(piece) <= 200 + len(json.dumps(rows[0])) for piece in pieces)
+    assert [row for piece in pieces for row in json.loads(piece)] == rows
+
+
+def test_no_rows_is_one_empty_piece():
+    assert rows_as_json([]) == ["[]"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.clients.agate_helper import BOM
 
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg.table_name import quote
 from dbt.adapters.lakehouse.models import seed_types as seedtypes
 from dbt.adapters.lakehouse.models.seed_types import Shape
 
@@ -43,6 +45,9 @@ SAMPLE_ROWS = 100
 # Columns whose type depends on values outside every shape: agate checks at most this many
 # distinct ones before the seed goes the agate way.
 MAX_OTHER_VALUES = 1000
+# The agate path's rows go to Spark as JSON text in pieces of about this many characters: one
+# query parameter and one partition each, so a large file is neither one huge value nor one task.
+ROWS_JSON_CHUNK_CHARS = 4 << 20
 
 ConvertType = Callable[[agate.Table, int], str]
 
@@ -72,19 +77,49 @@ def seed_text(value: Any) -> str | None:
 def load_agate_rows(
     spark: SparkSession, view_name: str, agate_table: agate.Table, convert_type: ConvertType
 ) -> SeedLoad:
-    """The agate path: rows already typed in Python become the view's text columns."""
-    from pyspark.sql.types import StringType, StructField, StructType
+    """The agate path: rows already typed in Python become the view's text columns.
 
+    The rows reach the JVM as JSON text that Spark parses itself. `createDataFrame` on Python
+    rows would start Python worker processes to read them back: about 1 s of a cold engine's
+    first seed, for a file of a few rows.
+    """
     names = list(agate_table.column_names)
-    schema = StructType([StructField(name, StringType(), True) for name in names])
-    rows = [tuple(seed_text(value) for value in row) for row in agate_table.rows]
-    spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(view_name)
+    rows = [[seed_text(value) for value in row] for row in agate_table.rows]
+    chunks = rows_as_json(rows)
+    pieces = " union all ".join(
+        f"select explode(from_json(:rows{index}, 'array<array<string>>')) as seed_row"
+        for index in range(len(chunks))
+    )
+    columns = ", ".join(f"seed_row[{index}] as {quote(name)}" for index, name in enumerate(names))
+    spark.sql(
+        f"select {columns} from ({pieces})",
+        args={f"rows{index}": chunk for index, chunk in enumerate(chunks)},
+    ).createOrReplaceTempView(view_name)
     return SeedLoad(
         column_names=names,
         sql_types=[convert_type(agate_table, index) for index in range(len(names))],
         row_count=len(rows),
         sample=agate_table,
     )
+
+
+def rows_as_json(
+    rows: list[list[str | None]], chunk_chars: int = ROWS_JSON_CHUNK_CHARS
+) -> list[str]:
+    """`rows` as JSON arrays of at most about `chunk_chars` characters each (always one, `[]`
+    for no rows): each piece becomes one string parameter and one partition of the view."""
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for row in rows:
+        text = json.dumps(row)
+        if current and size + len(text) > chunk_chars:
+            chunks.append("[" + ",".join(current) + "]")
+            current, size = [], 0
+        current.append(text)
+        size += len(text) + 1
+    chunks.append("[" + ",".join(current) + "]")
+    return chunks
 
 
 @dataclass
