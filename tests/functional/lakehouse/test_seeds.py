@@ -1,4 +1,4 @@
-"""Seeds travel as one DataFrame: values that break hand-built INSERTs arrive intact."""
+"""Seeds travel as one temporary view: values that break hand-built INSERTs arrive intact."""
 
 from __future__ import annotations
 
