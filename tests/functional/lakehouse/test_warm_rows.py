@@ -70,10 +70,19 @@ select id, ts from {{ ref('events') }}
 {{ config(materialized='table', table_formats=['iceberg', 'delta']) }}
 select customer_id, first_name from {{ ref('stg_customers') }}
 """,
+    # A Python UDF sees the profile's `spark.executorEnv.*` in its worker's environment: what
+    # PySpark reads from the context's conf as it wraps the engine's context (warm) or its own.
     "py_customers.py": """
+import os
+
+from pyspark.sql.functions import udf
+
+
 def model(dbt, session):
     dbt.config(materialized="table")
-    return dbt.ref("stg_customers").selectExpr("customer_id", "upper(first_name) as name")
+    worker_env = udf(lambda _: os.environ.get("LH_WORKER_PROBE", "unset"))
+    customers = dbt.ref("stg_customers").selectExpr("customer_id", "upper(first_name) as name")
+    return customers.withColumn("worker_env", worker_env("customer_id"))
 """,
     "orders_changes.sql": """
 {{ config(materialized='incremental', unique_key='order_id') }}
@@ -96,7 +105,8 @@ def make_project(folder: Path) -> Path:
     output_yaml = (
         f"      type: lakehouse\n      schema: jaffle\n      threads: 2\n"
         f"      warehouse: {folder / 'warehouse'}\n"
-        "      spark: {master: 'local[2]', driver_memory: 2g}\n"
+        "      spark: {master: 'local[2]', driver_memory: 2g,\n"
+        "              conf: {spark.executorEnv.LH_WORKER_PROBE: from-profile}}\n"
     )
     (folder / "profiles.yml").write_text(
         "jaffle_lakehouse:\n  target: dev\n  outputs:\n"
@@ -150,6 +160,8 @@ def test_cold_and_warm_leave_the_same_rows_first_run_rerun_and_full_refresh(
         # Tables for every feature: the sample's, each strategy's, the Python and Delta ones.
         assert len(rows["cold"]) >= 17 and "jaffle.dual_format (delta)" in rows["cold"]
         assert rows["cold"]["jaffle.inc_microbatch"] and rows["cold"]["jaffle.py_customers"]
+        probe = "('worker_env', 'from-profile')"
+        assert all(probe in row for row in rows["warm"]["jaffle.py_customers"])
         first = first or rows["cold"]
         assert rows["cold"] == first, f"rows after {step} differ from the first build's"
     # The warm side ran on one engine, still up; the cold side started none.

@@ -37,7 +37,7 @@ from dbt.adapters.lakehouse.engine.warm.folder import (
     stop_engine,
     supervisor_alive,
 )
-from dbt.adapters.lakehouse.engine.warm.gateway import attach_gateway
+from dbt.adapters.lakehouse.engine.warm.gateway import attach_gateway, context_conf
 from dbt.adapters.lakehouse.engine.warm.identity import (
     engine_conf,
     engine_key,
@@ -277,7 +277,7 @@ def _open_session(
     try:
         jvm = gateway.jvm
         jsc = jvm.JavaSparkContext.fromSparkContext(jvm.org.apache.spark.SparkContext.getOrCreate())
-        context = SparkContext(gateway=gateway, jsc=jsc)
+        context = SparkContext(gateway=gateway, jsc=jsc, conf=context_conf(jvm, jsc))
         root = jvm.SparkSession.getDefaultSession().get()
         spark = SparkSession(context, jsparkSession=root.newSession())
         # PySpark makes the first session it wraps the JVM's default; the root stays that, so

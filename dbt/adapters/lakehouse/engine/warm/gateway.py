@@ -1,4 +1,5 @@
-"""A py4j gateway to a JVM that already runs, by PySpark's own attach.
+"""A py4j gateway to a JVM that already runs, by PySpark's own attach, and the little conf
+PySpark's SparkContext reads while it wraps that JVM's context.
 
 PySpark attaches when it finds the JVM's port and secret in `os.environ`. Writing them there
 would race with other threads: dbt walks `os.environ` to scrub secrets from every error it
@@ -48,3 +49,31 @@ def attach_gateway(port: int, secret: str) -> JavaGateway:
             return java_gateway.launch_gateway()
         finally:
             java_gateway.os = real_os
+
+
+# What PySpark's SparkContext reads from the conf it is given before it wraps a running context
+# (its master, name, home and the executors' environment); it then reads the context's own conf.
+_CONTEXT_KEYS = ("spark.master", "spark.app.name", "spark.home")
+_EXECUTOR_ENV = "spark.executorEnv."
+
+
+def context_conf(jvm: Any, jsc: Any) -> Any:
+    """A SparkConf for `SparkContext(gateway=..., jsc=jsc, conf=...)` holding just what PySpark
+    reads from it, taken from the running context's conf.
+
+    Given no conf, PySpark builds one that loads every `spark.*` system property of the JVM
+    (spark-submit put the whole launch conf there) and reads it back pair by pair: two py4j
+    round trips a setting, ~90 for a local engine, on a thread that shares the GIL with dbt's
+    parse. This one costs a few.
+    """
+    from pyspark import SparkConf
+
+    running = jsc.sc().conf()
+    conf = SparkConf(loadDefaults=False, _jvm=jvm)
+    for key in _CONTEXT_KEYS:
+        value = running.getOption(key)
+        if value.isDefined():
+            conf.set(key, value.get())
+    for pair in running.getAllWithPrefix(_EXECUTOR_ENV):
+        conf.set(_EXECUTOR_ENV + pair._1(), pair._2())
+    return conf
