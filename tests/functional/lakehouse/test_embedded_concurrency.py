@@ -297,7 +297,7 @@ class TestFourProcessesOneWarehouse:
         for run in runs:
             start(run, own_group=True)
         for run in runs:
-            wait_until(lambda run=run: run.built() >= 1, run, 300)
+            wait_until_built(run, 1, 300)
         # The process that started the catalog holder (under AUTO_SERVER alone, the one that
         # opened the catalog first owned H2's server). Ctrl-C: dbt cancels its work and exits
         # cleanly, stopping Spark; the owner's clean exit is what used to close H2's database
@@ -335,10 +335,10 @@ def holder_starter(catalog: EmbeddedCatalog, runs: list[Run]) -> Run:
     return starter[0]
 
 
-def wait_until(condition: Callable[[], bool], run: Run, timeout: float) -> None:
-    """Until `condition()`; fails if the run ends or the time is up first."""
+def wait_until_built(run: Run, tables: int, timeout: float) -> None:
+    """Until `run` has built `tables` tables; fails if it ends or the time is up first."""
     began = time.monotonic()
-    while not condition():
+    while run.built() < tables:
         assert run.process is not None
         if run.process.poll() is not None:
             out = run.process.stdout.read() if run.process.stdout else ""

@@ -166,6 +166,8 @@ class _Engine:
                 except Exception:
                     self._end(spark, spec)
                     raise
+                if self._attachment is not None:
+                    self._attachment.keep_catalog_holders(spec)
         except BaseException:
             if lease is not None:
                 lease.release()

@@ -90,6 +90,19 @@ class Attachment:
         except OSError:
             return False
 
+    def keep_catalog_holders(self, spec: EngineSpec) -> None:
+        """Once this command has opened its embedded catalog: the engine keeps that holder
+        running after the command (server.py). Not before: a holder the command could not use
+        (wedged, its catalog file unreadable) is left to stop, and the next command starts anew."""
+        users = catalog_users(spec)
+        if not users:
+            return
+        request = {"op": "keep_catalog_users", "catalog_users": users}
+        try:
+            self.control.sendall((json.dumps(request) + "\n").encode())
+        except OSError:
+            pass  # the engine is gone; the next statement says so
+
     def detach(self, catalogs: tuple[str, ...] = ()) -> None:
         try:
             _close_catalogs(self.spark, catalogs)
@@ -121,7 +134,6 @@ def attach(
             "pid": os.getpid(),
             "tag": tag,
             "keep_warm_minutes": keep_warm_minutes,
-            "catalog_users": catalog_users(spec),
         }
         control, state = _attach_control(folder, spec, java, hello, extra_java_options)
         try:
@@ -140,7 +152,7 @@ def attach(
 
 def catalog_users(spec: EngineSpec) -> list[str]:
     """The users.lock of the embedded catalog's holder, by which the engine keeps the holder up
-    between commands (server.py); this command counts among its users already."""
+    between commands (server.py); this command counts among its users already (its lease)."""
     catalog = spec.embedded_catalog
     return [] if catalog is None else [str(catalog.folder / USERS_FILE)]
 

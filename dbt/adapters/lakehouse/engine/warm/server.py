@@ -16,13 +16,15 @@ uses the engine, and reaches Spark through the gateway with its own session. Thi
   leaves, drops cached query results (shared by all sessions) so nothing is served stale;
 - keeps the embedded catalog holders of the last warehouses its commands used running, by
   counting itself among their users (a shared lock on the holder's `users.lock`, which the
-  command names), so the next command there does not wait for the holder's JVM to start; the
-  kernel drops those locks however this process ends, and each holder stops moments later;
+  command names once it has opened the catalog: a holder it could not use is not kept), so the
+  next command there does not wait for the holder's JVM to start; the kernel drops those locks
+  however this process ends, and each holder stops moments later;
 - exits when the JVM exits (killed, or out of memory: the engine's JVM exits on an
   OutOfMemoryError), removing its state, so the next command starts a new engine. If this
   process dies instead, the JVM sees its stdin close and exits (PySpark's gateway does that).
 
 Requests on the control socket, one JSON line each: `attach` (kept open), `status`, `stop`.
+On an attach connection the command may then send `keep_catalog_users`.
 """
 
 from __future__ import annotations
@@ -202,11 +204,6 @@ class Supervisor:
             }
             if request.get("keep_warm_minutes") is not None:
                 self.keep_seconds = float(request["keep_warm_minutes"]) * 60
-            users = request.get("catalog_users")
-            if isinstance(users, list):
-                keep_shared_locks(
-                    self.catalog_users, [str(path) for path in users], KEPT_CATALOG_HOLDERS
-                )
             self.reply(connection, {"ok": True})
             connection.setblocking(False)
             self.selector.register(connection, selectors.EVENT_READ, self.client_event)
@@ -235,7 +232,9 @@ class Supervisor:
         except OSError:
             data = b""
         if data:
-            return  # nothing else is sent on an attach connection; closing it is the message
+            self.attached_requests(self.clients.get(connection, {}), data)
+            return
+        # Closing an attach connection is the command's way of leaving, however it ended.
         self.selector.unregister(connection)
         client = self.clients.pop(connection, {})
         connection.close()
@@ -251,6 +250,23 @@ class Supervisor:
                 self.root._jsparkSession.sharedState().cacheManager().clearCache()
             except Exception:
                 pass
+
+    def attached_requests(self, client: dict[str, Any], data: bytes) -> None:
+        """Requests on an attach connection, one JSON line each: `keep_catalog_users`, sent
+        once the command's embedded catalog is open."""
+        pending = client.get("pending", b"") + data
+        *lines, client["pending"] = pending.split(b"\n")
+        for line in lines:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(request, dict):
+                continue
+            users = request.get("catalog_users")
+            if request.get("op") == "keep_catalog_users" and isinstance(users, list):
+                paths = [str(path) for path in users]
+                keep_shared_locks(self.catalog_users, paths, KEPT_CATALOG_HOLDERS)
 
     def status(self) -> dict[str, Any]:
         jvm_pid = self.gateway.proc.pid
