@@ -71,9 +71,9 @@ def context_conf(jvm: Any, jsc: Any) -> Any:
     running = jsc.sc().conf()
     conf = SparkConf(loadDefaults=False, _jvm=jvm)
     for key in _CONTEXT_KEYS:
-        value = running.getOption(key)
-        if value.isDefined():
-            conf.set(key, value.get())
+        value = running.get(key, None)  # one round trip; None where the key is unset
+        if value is not None:
+            conf.set(key, value)
     for pair in running.getAllWithPrefix(_EXECUTOR_ENV):
         conf.set(_EXECUTOR_ENV + pair._1(), pair._2())
     return conf
