@@ -20,6 +20,7 @@ from dbt.adapters.lakehouse.engine.embedded_catalog import holder_alive
 from dbt.adapters.lakehouse.engine.embedded_catalog.holder import HOLDER_DIR, IDLE_GRACE_SECONDS
 from dbt.adapters.lakehouse.engine.launch import process_running
 from functional.lakehouse.warm import (
+    Output,
     dbt,
     dbt_started,
     engine_cli,
@@ -164,10 +165,13 @@ def test_killed_during_a_command_it_fails_in_one_line_and_the_next_works(
     assert dbt(folder, home, "run", "--exclude", "slow").returncode == 0
     [engine] = statuses(home)
     running = dbt_started(folder, home, "run", "-s", "slow")
-    assert wait_until(lambda: any(s["clients"] for s in statuses(home)), 120)
-    time.sleep(3)  # into the statement
+    progress = Output(running)
+    # Killed before the node starts (while dbt lists the schema), dbt fails the whole run (exit
+    # 2) rather than the node: wait for the node, then for its statement to be sent.
+    assert progress.wait_for("START sql table model", 300), "".join(progress.lines)
+    time.sleep(2)
     os.kill(engine["jvm_pid"], signal.SIGKILL)
-    text, _ = running.communicate(timeout=120)
+    text = progress.finish(120)
     assert running.returncode == 1, text
     [line] = [x for x in text.splitlines() if "The warm Spark engine" in x]
     assert f"(JVM pid {engine['jvm_pid']}) stopped while this statement ran" in line

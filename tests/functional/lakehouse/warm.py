@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,37 @@ def dbt_started(project: Path, home: Path, *args: str, **env: str) -> subprocess
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+class Output:
+    """A started command's output, read as it comes, so that a test can act at a given point of
+    the command (a timed sleep cannot tell where a loaded machine has got to)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, marker: str, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: any(marker in line for line in self.lines) or not self._reader.is_alive(),
+                timeout,
+            ) and any(marker in line for line in self.lines)
+
+    def finish(self, timeout: float) -> str:
+        self.process.wait(timeout)
+        self._reader.join(timeout)
+        return "".join(self.lines)
 
 
 def engine_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
