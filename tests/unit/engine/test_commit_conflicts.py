@@ -1,0 +1,139 @@
+"""A commit race lost after every retry: retried with growing backoff, then explained with the
+table and the other writer's commit. The retry loop is pure logic and runs on a scripted
+session with an injected sleep."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from pyspark.sql import Row
+
+from dbt.adapters.lakehouse.cursor import LakehouseCursor, write_target
+from dbt.adapters.lakehouse.engine.diagnosis import explain_engine_error
+from dbt.adapters.lakehouse.exceptions import CommitConflictError
+from unit.engine.engine_texts import (
+    CONFLICT,
+)
+
+# --- commit conflicts ----------------------------------------------------------------------
+
+
+class ScriptedSpark:
+    """Raises a commit conflict for the first `conflicts` writes, then succeeds."""
+
+    def __init__(self, conflicts: int, snapshot: Row | None) -> None:
+        self.conflicts = conflicts
+        self.snapshot = snapshot
+        self.statements: list[str] = []
+        self.sparkContext = self
+
+    def setJobGroup(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 - Spark's name
+        pass
+
+    def sql(self, statement: str, args: Any = None) -> Any:
+        self.statements.append(statement)
+        if statement.endswith(".snapshots order by committed_at desc limit 1"):
+            return _Collected([self.snapshot] if self.snapshot else [])
+        if self.conflicts > 0:
+            self.conflicts -= 1
+            raise RuntimeError(CONFLICT)
+        return _Collected([])
+
+
+class _Collected:
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+
+    def collect(self) -> list[Row]:
+        return self.rows
+
+
+MERGE = "/* dbt */ merge into `lakehouse`.`s`.`orders` as t using src on t.id = src.id"
+SNAPSHOT = Row(
+    snapshot_id=222,
+    operation="overwrite",
+    committed_millis=int(dt.datetime(2026, 11, 23, 4, 5, 6, tzinfo=dt.UTC).timestamp() * 1000),
+    summary={"added-records": "10", "deleted-records": "2", "total-records": "108"},
+)
+
+
+def test_conflicts_are_retried_with_growing_backoff() -> None:
+    sleeps: list[float] = []
+    spark = ScriptedSpark(conflicts=3, snapshot=SNAPSHOT)
+    cursor = LakehouseCursor(spark, "g", commit_retries=4, sleep=sleeps.append)  # type: ignore[arg-type]
+    cursor.execute(MERGE)
+    assert spark.statements == [MERGE] * 4
+    assert len(sleeps) == 3
+    # 0.25 * 2**n, jittered by a factor in [0.5, 1.5): the ranges do not overlap for n = 1..3.
+    for n, delay in enumerate(sleeps, start=1):
+        assert 0.25 * 2**n * 0.5 <= delay < 0.25 * 2**n * 1.5
+
+
+def test_final_conflict_names_the_table_and_the_other_writers_commit() -> None:
+    sleeps: list[float] = []
+    spark = ScriptedSpark(conflicts=10, snapshot=SNAPSHOT)
+    cursor = LakehouseCursor(spark, "g", commit_retries=2, sleep=sleeps.append)  # type: ignore[arg-type]
+    with pytest.raises(CommitConflictError) as info:
+        cursor.execute(MERGE)
+    message = info.value.msg
+    assert len(sleeps) == 2
+    assert message.startswith(
+        "Commit conflict on table `lakehouse`.`s`.`orders`: another writer committed to it "
+        "first, and 2 retries also lost the race. This statement changed nothing."
+    )
+    assert (
+        "The other writer's commit is the table's latest: snapshot 222 (overwrite, committed "
+        "2026-11-23 04:05:06 UTC; rows added 10, rows deleted 2, rows in total 108)."
+    ) in message
+    assert "Iceberg said: org.apache.iceberg.exceptions.CommitFailedException" in message
+    assert "`lakehouse`.`s`.`orders`.snapshots" in spark.statements[-1]
+
+
+def test_final_conflict_without_snapshots_uses_icebergs_ids() -> None:
+    spark = ScriptedSpark(conflicts=10, snapshot=None)
+    cursor = LakehouseCursor(spark, "g", commit_retries=0, sleep=lambda s: None)  # type: ignore[arg-type]
+    with pytest.raises(CommitConflictError) as info:
+        cursor.execute(MERGE)
+    assert "The other writer moved the table from snapshot 111 to 222." in info.value.msg
+
+
+def test_non_conflicts_are_not_retried() -> None:
+    class Failing(ScriptedSpark):
+        def sql(self, statement: str, args: Any = None) -> Any:
+            self.statements.append(statement)
+            raise RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] nope")
+
+    spark = Failing(conflicts=0, snapshot=None)
+    cursor = LakehouseCursor(spark, "g", sleep=lambda s: pytest.fail("no retry"))  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        cursor.execute(MERGE)
+    assert spark.statements == [MERGE]
+
+
+@pytest.mark.parametrize(
+    ("statement", "table"),
+    [
+        ("insert overwrite table a.b select 1", "a.b"),
+        ("-- lakehouse:conf k=v\ninsert into `x` . `y` values (1)", "`x`.`y`"),
+        ("create or replace table lakehouse.s.t using iceberg as select 1", "lakehouse.s.t"),
+        ("delete from c.s.t where id = 1", "c.s.t"),
+        ("select 1", None),
+    ],
+)
+def test_write_target(statement: str, table: str | None) -> None:
+    assert write_target(statement) == table
+
+
+def test_rest_connect_timeout_is_unreachable_too() -> None:
+    text = (
+        "org.apache.iceberg.exceptions.RESTException: Error occurred while processing GET request"
+        "\n  caused by: org.apache.iceberg.shaded.org.apache.hc.client5.http."
+        "ConnectTimeoutException: Connect to http://10.1.2.3:8181 [/10.1.2.3] failed: "
+        "Connect timed out"
+    )
+    explained = explain_engine_error(text) or ""
+    assert explained.startswith(
+        "The Iceberg REST catalog at http://10.1.2.3:8181 is unreachable (Connect timed out)."
+    )
