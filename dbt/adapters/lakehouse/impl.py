@@ -126,9 +126,10 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
     # ---- one write, two formats (delta_mirror/adapter.py) ----------------------------------------
 
     @available
-    def table_formats(self, value: Any, owner: str) -> list[str]:
-        """A node's `table_formats` checked; without one, its depot's default, else iceberg."""
-        return delta_mirror.table_formats(self, value, owner)
+    def table_formats(self, value: Any, owner: str, database: str | None = None) -> list[str]:
+        """A node's `table_formats` checked; without one, the default of the depot its table is
+        in (`database`, the catalog), else iceberg."""
+        return delta_mirror.table_formats(self, value, owner, database)
 
     @available
     def delta_table_properties(self, configured: dict[str, Any], model_name: str) -> dict[str, str]:

@@ -1,13 +1,16 @@
 """A file depot as most people first write one: a folder that does not exist yet and a hadoop
 catalog, as the profile's depot and as a mounted one. Its first `dbt debug` creates both
 folders, and a build, a rerun and a `--full-refresh` leave the same rows in each. A read-only
-mount's missing folder is named, not created.
+mount's missing folder is named, not created. Each table takes its table defaults from the depot
+it is in: the profile's depot sets `tableFormats: [iceberg, delta]`, the mounted one
+`formatVersion: 3`.
 
 Each command is its own `dbt` process, as a user runs them: the test process's shared session
 belongs to the profile under test."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +41,7 @@ ROW_TESTS = {
 }
 
 
-def write_project(root: Path, depots: str) -> Path:
+def write_project(root: Path, depots: str, lake_spec: str = "", raw_spec: str = "") -> Path:
     project = root / "proj"
     (project / "models").mkdir(parents=True)
     (project / "tests").mkdir()
@@ -52,10 +55,10 @@ def write_project(root: Path, depots: str) -> Path:
     (project / "depots.yml").write_text(
         "depots:\n"
         "  filelake:\n    type: lakehouse\n"
-        f"    spec: {{storageType: file, file: {{path: {root / 'new' / 'lake'}}}}}\n"
+        f"    spec: {{storageType: file, file: {{path: {root / 'new' / 'lake'}}}{lake_spec}}}\n"
         "    catalog: {type: hadoop}\n"
         "  rawlake:\n    type: lakehouse\n"
-        f"    spec: {{storageType: file, file: {{path: {root / 'new' / 'raw'}}}}}\n"
+        f"    spec: {{storageType: file, file: {{path: {root / 'new' / 'raw'}}}{raw_spec}}}\n"
         "    catalog: {type: hadoop}\n"
     )
     (project / "profiles.yml").write_text(
@@ -76,8 +79,19 @@ def dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def format_version(table: Path) -> int:
+    """The table's format version in its current metadata (the hadoop catalog's newest vN)."""
+    newest = max((table / "metadata").glob("v*.metadata.json"), key=lambda p: int(p.name[1:-14]))
+    return int(json.loads(newest.read_text())["format-version"])
+
+
 def test_a_fresh_file_depot_and_mount_work_from_the_first_command(tmp_path: Path) -> None:
-    project = write_project(tmp_path, "{raw: dataos://rawlake}")
+    project = write_project(
+        tmp_path,
+        "{raw: dataos://rawlake}",
+        lake_spec=", tableFormats: [iceberg, delta]",
+        raw_spec=", formatVersion: 3",
+    )
     debug = dbt(project, "debug")
     output = debug.stdout + debug.stderr
     assert debug.returncode == 0, output[-3000:]
@@ -88,6 +102,10 @@ def test_a_fresh_file_depot_and_mount_work_from_the_first_command(tmp_path: Path
         output = built.stdout + built.stderr
         # PASS=4: two models and the two data tests that fail on any other rows.
         assert built.returncode == 0 and "PASS=4" in output, f"{args}: {output[-3000:]}"
+        # Table defaults are the depot's the table is in, never the profile's depot's for all.
+        orders, raw_orders = tmp_path / "new/lake/s/orders", tmp_path / "new/raw/s/raw_orders"
+        assert (orders / "_delta_log").is_dir() and not (raw_orders / "_delta_log").exists()
+        assert (format_version(orders), format_version(raw_orders)) == (2, 3), args
     # Each table lives in its own depot's folder, as the hadoop catalog lays it out.
     assert list((tmp_path / "new" / "lake" / "s" / "orders" / "metadata").glob("*.json"))
     assert list((tmp_path / "new" / "raw" / "s" / "raw_orders" / "metadata").glob("*.json"))

@@ -32,13 +32,13 @@ def s3_depot(bucket: str, key: str, token: str, endpoint: str = "http://127.0.0.
 
 
 def profile(tmp_path: Path, **extra: Any) -> LakehouseCredentials:
-    return LakehouseCredentials(
-        schema="analytics",
-        depot=s3_depot("bucket-a", "AKIAAAAA", "token-a"),
-        depots_file=str(tmp_path / "none.yml"),
-        spark=SparkOptions(master="local[1]"),
-        **extra,
-    )
+    fields: dict[str, Any] = {
+        "schema": "analytics",
+        "depot": s3_depot("bucket-a", "AKIAAAAA", "token-a"),
+        "depots_file": str(tmp_path / "none.yml"),
+        "spark": SparkOptions(master="local[1]"),
+    }
+    return LakehouseCredentials(**{**fields, **extra})
 
 
 def test_fifty_nodes_resolve_the_profile_once(
@@ -95,6 +95,22 @@ def test_mounted_depots_keep_their_own_bucket_settings_and_tokens(
         ("archive", "http://127.0.0.1:1/bucket-c", True),
     ]
     assert {"token-b", "AKIACCCC-secret"} <= set(found.secret_values())
+
+
+def test_a_tables_defaults_come_from_the_depot_it_is_in(
+    tmp_path: Path, jar_env: dict[str, str]
+) -> None:
+    main = s3_depot("bucket-a", "AKIAAAAA", "token-a")
+    main["spec"]["tableFormats"] = ["iceberg", "delta"]
+    raw = s3_depot("bucket-b", "AKIABBBB", "token-b")
+    raw["spec"]["formatVersion"] = 3
+    found = resolve_profile(profile(tmp_path, depot=main, depots={"Raw": raw}))
+    for catalog in ("raw", "RAW", "Raw"):  # Spark's catalog names are case-insensitive
+        assert found.depot_of(catalog).format_version == 3
+        assert found.depot_of(catalog).table_formats is None
+    for catalog in ("lakehouse", None, "spark_catalog"):  # the profile's own, or no mount
+        assert found.depot_of(catalog).format_version is None
+        assert found.depot_of(catalog).table_formats == ("iceberg", "delta")
 
 
 def test_mount_errors_name_the_entry_and_the_nearest_key(tmp_path: Path) -> None:

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Lakehouse")
 
 
-def table_formats(adapter: LakehouseAdapter, value: Any, owner: str) -> list[str]:
+def table_formats(
+    adapter: LakehouseAdapter, value: Any, owner: str, database: str | None = None
+) -> list[str]:
     if value is None:
-        value = adapter._resolved().depot.table_formats
+        value = adapter._resolved().depot_of(database).table_formats
     return list(formats.parse_table_formats(value, f"'{owner}'"))
 
 

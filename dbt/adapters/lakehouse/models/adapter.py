@@ -116,12 +116,18 @@ class ModelMethods(metaclass=AdapterMeta):
 
     @available
     def format_version_properties(
-        self: LakehouseAdapter, configured: Any, properties: dict[str, Any], model_name: str
+        self: LakehouseAdapter,
+        configured: Any,
+        properties: dict[str, Any],
+        model_name: str,
+        database: str | None = None,
     ) -> dict[str, str]:
         """{'format-version': 'N'} for the version the model asks for (config, its
-        table_properties, or its depot's default), {} when none; checked before any SQL."""
+        table_properties, or the default of the depot its table is in: `database`, the catalog),
+        {} when none; checked before any SQL."""
+        depot_default = self._resolved().depot_of(database).format_version
         version = format_version.requested_format_version(
-            configured, properties, self._resolved().depot.format_version, model_name
+            configured, properties, depot_default, model_name
         )
         format_version.check_write_modes(version, properties or {}, model_name)
         return {} if version is None else {format_version.PROPERTY: str(version)}
@@ -137,7 +143,9 @@ class ModelMethods(metaclass=AdapterMeta):
         """The version an existing table must be upgraded to before a write, None when it
         is at the asked version (or none is asked); a downgrade is refused here, before
         anything is written."""
-        wanted = self.format_version_properties(configured, properties, model_name)
+        wanted = self.format_version_properties(
+            configured, properties, model_name, relation.database
+        )
         if not wanted:
             return None
         requested = int(wanted[format_version.PROPERTY])

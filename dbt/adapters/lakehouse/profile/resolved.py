@@ -38,6 +38,16 @@ class ResolvedProfile:
         """Catalog name -> label of the depot mounted there read-only."""
         return {m.catalog: m.label for m in self.mounted if m.read_only}
 
+    def depot_of(self, catalog: str | None) -> Depot:
+        """The depot a table of `catalog` lives in: a mounted one by its catalog name (Spark's
+        names are case-insensitive), else the profile's. Its spec's table defaults
+        (tableFormats, formatVersion) are that table's."""
+        wanted = (catalog or "").lower()
+        for mount in self.mounted:
+            if mount.catalog.lower() == wanted:
+                return mount.depot
+        return self.depot
+
     def secret_values(self) -> list[str]:
         return [value for depot in self.depots for value in depot.secret_values()]
 

@@ -5,8 +5,9 @@
 
 {% macro lakehouse_table_formats(node_config=none) %}
   {%- set source = node_config if node_config is not none else config -%}
-  {%- set name = model.name if model is defined and model is not none else 'this table' -%}
-  {{ return(adapter.table_formats(source.get('table_formats'), name)) }}
+  {%- set known = model is defined and model is not none -%}
+  {{ return(adapter.table_formats(source.get('table_formats'), model.name if known else 'this table',
+                                  model.database if known else none)) }}
 {% endmacro %}
 
 {% macro lakehouse_is_dual_format() %}

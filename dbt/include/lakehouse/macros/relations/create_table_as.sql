@@ -159,7 +159,7 @@
   {#- The configured properties, then the asked format version (format_version, or the
       depot's default), the dual-format table's; `required` (set by the adapter) wins. -#}
   {%- set properties = lakehouse_configured_properties() -%}
-  {%- do properties.update(adapter.format_version_properties(config.get('format_version'), properties, model.name)) -%}
+  {%- do properties.update(adapter.format_version_properties(config.get('format_version'), properties, model.name, model.database)) -%}
   {%- do properties.update(lakehouse_delta_properties()) -%}
   {%- do properties.update(required) -%}
   {%- if properties -%}

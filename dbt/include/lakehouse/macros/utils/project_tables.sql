@@ -7,7 +7,7 @@
   {%- for node in graph.nodes.values() | sort(attribute='unique_id')
         if node.resource_type in ['model', 'seed', 'snapshot']
         and node.config.materialized not in ['view', 'ephemeral'] -%}
-    {%- if not dual_only or 'delta' in adapter.table_formats(node.config.get('table_formats'), node.name) -%}
+    {%- if not dual_only or 'delta' in adapter.table_formats(node.config.get('table_formats'), node.name, node.database) -%}
       {%- do nodes.append(node) -%}
     {%- endif -%}
   {%- endfor -%}
