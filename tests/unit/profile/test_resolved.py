@@ -105,10 +105,13 @@ def test_a_tables_defaults_come_from_the_depot_it_is_in(
     raw = s3_depot("bucket-b", "AKIABBBB", "token-b")
     raw["spec"]["formatVersion"] = 3
     found = resolve_profile(profile(tmp_path, depot=main, depots={"Raw": raw}))
-    for catalog in ("raw", "RAW", "Raw"):  # Spark's catalog names are case-insensitive
-        assert found.depot_of(catalog).format_version == 3
-        assert found.depot_of(catalog).table_formats is None
-    for catalog in ("lakehouse", None, "spark_catalog"):  # the profile's own, or no mount
+    assert found.depot_of("Raw").format_version == 3
+    assert found.depot_of("Raw").table_formats is None
+    assert found.mounted_depot("Raw") is found.depot_of("Raw")
+    # The profile's own catalog, or no mount: Spark's catalog names are case-sensitive, so
+    # `raw.s.t` and `RAW.s.t` are not in the catalog mounted as `Raw`.
+    for catalog in ("lakehouse", None, "spark_catalog", "raw", "RAW"):
+        assert found.mounted_depot(catalog) is None
         assert found.depot_of(catalog).format_version is None
         assert found.depot_of(catalog).table_formats == ("iceberg", "delta")
 

@@ -166,7 +166,5 @@ def delta_options(adapter: LakehouseAdapter, table: TableName) -> dict[str, str]
     resolved = adapter._resolved()
     if table.catalog == adapter.config.credentials.database:
         return storage.storage_options(resolved.depot)
-    for mounted in resolved.mounted:
-        if mounted.catalog == table.catalog:
-            return storage.storage_options(mounted.depot)
-    return {}
+    mounted = resolved.mounted_depot(table.catalog)
+    return {} if mounted is None else storage.storage_options(mounted)

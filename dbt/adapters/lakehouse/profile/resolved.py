@@ -38,15 +38,16 @@ class ResolvedProfile:
         """Catalog name -> label of the depot mounted there read-only."""
         return {m.catalog: m.label for m in self.mounted if m.read_only}
 
+    def mounted_depot(self, catalog: str | None) -> Depot | None:
+        """The depot mounted as `catalog`, None when none is. Exact names: Spark's catalog names
+        are case-sensitive (`RAW.s.t` is not in catalog `raw`)."""
+        return next((m.depot for m in self.mounted if m.catalog == catalog), None)
+
     def depot_of(self, catalog: str | None) -> Depot:
-        """The depot a table of `catalog` lives in: a mounted one by its catalog name (Spark's
-        names are case-insensitive), else the profile's. Its spec's table defaults
-        (tableFormats, formatVersion) are that table's."""
-        wanted = (catalog or "").lower()
-        for mount in self.mounted:
-            if mount.catalog.lower() == wanted:
-                return mount.depot
-        return self.depot
+        """The depot a table of `catalog` lives in: the one mounted there, else the profile's.
+        Its spec's table defaults (tableFormats, formatVersion) are that table's."""
+        mounted = self.mounted_depot(catalog)
+        return self.depot if mounted is None else mounted
 
     def secret_values(self) -> list[str]:
         return [value for depot in self.depots for value in depot.secret_values()]
