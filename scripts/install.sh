@@ -9,17 +9,25 @@
 #   Central), checksummed, into the same cache; Azurite (npm, integrity-checked by its lock,
 #   186 MB) for the abfss tests; and the GCS emulator (fake-gcs-server, built with Go from the
 #   Go module proxy, pinned by go.sum).
-# LAKEHOUSE_SPARK_LINE picks the engine line (docs/engine-lines.md): 3.5, the default, or 4.1
-# (PySpark 4.1, Scala 2.13, Java 17+); its jars follow the installed PySpark.
+# LAKEHOUSE_SPARK_LINE picks the engine line (docs/engine-lines.md): 4.1, the default (PySpark
+# 4.1, Scala 2.13, Java 17+), or 3.5; its jars follow the installed PySpark.
+# LAKEHOUSE_DBT_LINE picks dbt-core (docs/dbt-versions.md): 1.12, the default, or 1.11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${LAKEHOUSE_VENV:-.venv}
-SPARK_LINE=${LAKEHOUSE_SPARK_LINE:-3.5}
+SPARK_LINE=${LAKEHOUSE_SPARK_LINE:-4.1}
 case "$SPARK_LINE" in
   3.5|4.1) ;;
-  *) echo "LAKEHOUSE_SPARK_LINE=$SPARK_LINE: the engine lines are 3.5 (the default) and 4.1" >&2; exit 2 ;;
+  *) echo "LAKEHOUSE_SPARK_LINE=$SPARK_LINE: the engine lines are 4.1 (the default) and 3.5" >&2; exit 2 ;;
+esac
+DBT_LINE=${LAKEHOUSE_DBT_LINE:-1.12}
+# The newest dbt-core 1.12 that installs from the package registries alone (below).
+DBT_CORE_112=1.12.6
+case "$DBT_LINE" in
+  1.11|1.12) ;;
+  *) echo "LAKEHOUSE_DBT_LINE=$DBT_LINE: the dbt lines are 1.12 (the default) and 1.11" >&2; exit 2 ;;
 esac
 
 # Spark runs on the JVM; the tests also compile their REST catalog server, so a JDK (javac).
@@ -72,9 +80,21 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "==> creating $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-echo "==> installing dbt-lakehouse and its test tools into $VENV"
+echo "==> installing dbt-lakehouse and its test tools into $VENV (Spark $SPARK_LINE, dbt-core $DBT_LINE)"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[dev]" "pyspark==$SPARK_LINE.*"
+if [ "$DBT_LINE" = 1.11 ]; then
+  "$VENV/bin/python" -m pip install -q -e ".[dev]" "pyspark==$SPARK_LINE.*" "dbt-core==1.11.*"
+else
+  # dbt-core 1.12.1 and later require dbt-core-experimental-parser>=2.0.0b1, whose releases are
+  # sdists that download a binary from outside the package registries when built. 1.12.0 takes
+  # 2.0.0a4, which PyPI has as wheels: everything resolves with it, then dbt-core alone moves to
+  # the newest 1.12 (--no-deps) with the two requirements it added. dbt runs that parser only
+  # behind --use-v2-parser (off by default), so `pip check` names it and nothing else does.
+  "$VENV/bin/python" -m pip install -q -e ".[dev]" "pyspark==$SPARK_LINE.*" \
+    "dbt-core==1.12.0" "dbt-core-experimental-parser==2.0.0a4"
+  "$VENV/bin/python" -m pip install -q --no-deps "dbt-core==$DBT_CORE_112"
+  "$VENV/bin/python" -m pip install -q "metricflow>=0.213.0,<1.0" "opentelemetry-api>=1.26,<2.0"
+fi
 # Byte-compiled now, as pip does for a wheel: an editable install otherwise compiles on first
 # import, and with PYTHONDONTWRITEBYTECODE set it would do so in every dbt command (~0.3 s each).
 "$VENV/bin/python" -m compileall -q dbt >/dev/null

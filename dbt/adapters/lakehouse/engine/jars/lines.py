@@ -28,7 +28,7 @@ class EngineLine:
 
 # The Iceberg release on every line (its runtime jar is per line: sets.py).
 ICEBERG_VERSION = "1.12.0"
-DEFAULT_LINE = "3.5"
+DEFAULT_LINE = "4.1"
 LINES: dict[str, EngineLine] = {
     "3.5": EngineLine(spark="3.5", scala="2.12", hadoop="3.3.4", java_min=11),
     "4.1": EngineLine(spark="4.1", scala="2.13", hadoop="3.4.2", java_min=17),
@@ -62,8 +62,8 @@ def check_supported() -> EngineLine:
         raise EngineSetupError(
             f"PySpark {installed or '(not installed)'} is not an engine line dbt-lakehouse runs "
             f"on. Fix: install one of {', '.join(sorted(LINES))}: "
-            '`pip install "pyspark==3.5.*"` (the default) or `pip install "pyspark==4.1.*"` '
-            "(Java 17 or newer)."
+            '`pip install "pyspark==4.1.*"` (the default; Java 17 or newer) or '
+            '`pip install "pyspark==3.5.*"`.'
         )
     return line
 
