@@ -80,7 +80,10 @@ def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]
     if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
         return False
     try:
-        spec = resolve_profile(credentials).spec
+        # With the project's catalogs.yml catalogs, which dbt mounts only after this.
+        from dbt.adapters.lakehouse.catalogs.early import with_project_catalogs
+
+        spec = resolve_profile(with_project_catalogs(credentials)).spec
     except Exception:
         return False
     ENGINE.start_early(spec)

@@ -181,6 +181,13 @@ class LakehouseCredentials(Credentials):
             yield key, (self.depot_label if key == "depot" else value)
         yield "spark_master", self.spark.master
         yield "engine", engine_label()
+        # dbt hashes these to decide whether a partial parse holds: a node's catalog_name became
+        # its Spark catalog at parse, so a changed catalogs.yml must parse the project again.
+        from dbt.adapters.lakehouse.catalogs.register import registered
+
+        catalogs = sorted(f"{r.name}: {r.spark_catalog}" for r in registered(self).values())
+        if catalogs:
+            yield "catalogs", ", ".join(catalogs)
 
     def __repr__(self) -> str:
         return (

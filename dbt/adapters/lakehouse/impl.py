@@ -17,6 +17,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.impl import FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
+from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig, CatalogV2
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
@@ -25,6 +26,8 @@ from dbt.adapters.sql import SQLAdapter
 from dbt_common.contracts.metadata import CatalogTable
 
 from dbt.adapters.lakehouse.audit import adapter as audit
+from dbt.adapters.lakehouse.catalogs import adapter as catalogs
+from dbt.adapters.lakehouse.catalogs.integrations import CATALOG_INTEGRATIONS
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
@@ -70,11 +73,15 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = LakehouseConfig  # type: ignore[assignment]
     CONSTRAINT_SUPPORT = contracts.CONSTRAINT_SUPPORT
+    # catalogs.yml write integrations, one class per catalog type (catalogs/integrations.py).
+    CATALOG_INTEGRATIONS = CATALOG_INTEGRATIONS
     # Source freshness without loaded_at_field: the last commit, from the table's metadata.
+    # CatalogsV2: catalogs.yml v2 (`use_catalogs_v2`), bridged by bridge_v2_catalog.
     _capabilities = CapabilityDict(
         {
             Capability.TableLastModifiedMetadata: CapabilitySupport(support=Support.Full),
             Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
+            Capability.CatalogsV2: CapabilitySupport(support=Support.Full),
         }
     )
 
@@ -103,6 +110,32 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
     def note_config_sql(self, config: dict[str, Any]) -> None:
         """The SQL the node's configs contribute: an engine error there names the config."""
         self.connections.note_config_sql(config_sql(config))  # type: ignore[attr-defined]
+
+    # ---- catalogs.yml (catalogs/adapter.py) ------------------------------------------------------
+
+    def add_catalog_integration(self, catalog_integration: CatalogIntegrationConfig) -> Any:
+        """A catalogs.yml write integration checked and mounted as a Spark catalog, as a depot
+        of the profile's `depots:` is; dbt adds each before it parses the project."""
+        return catalogs.add_integration(self, catalog_integration, super().add_catalog_integration)
+
+    @available
+    def get_catalog_integration(self, name: str) -> CatalogIntegration:
+        return catalogs.get_integration(self, name)  # type: ignore[no-any-return]
+
+    def bridge_v2_catalog(self, catalog: CatalogV2) -> CatalogIntegrationConfig:
+        return catalogs.bridged_v2(super().bridge_v2_catalog(catalog))
+
+    def _v2_table_format(self, catalog: CatalogV2) -> str:
+        return catalogs.v2_table_format(catalog.table_format.value)
+
+    def _translate_v2_properties(self, catalog_type: str, props: dict[str, Any]) -> dict[str, Any]:
+        return catalogs.v2_properties(props)
+
+    @available
+    def catalog_database_of(self, node: Any, custom_database_name: str | None = None) -> Any:
+        """generate_database_name: the Spark catalog of a node's `catalog_name` (None without
+        one); an unknown name fails the parse, naming the catalogs.yml catalogs."""
+        return catalogs.catalog_database_of(self, node, custom_database_name)
 
     # ---- maintenance (maintenance/adapter.py) ----------------------------------------------------
 

@@ -236,8 +236,8 @@ def explain_engine_error(
         why = match.group("why").strip() if match else _reason_of(text)
         return (
             f"The Iceberg REST catalog at {target} is unreachable ({why}). Fix: start the "
-            "catalog or correct catalog.uri in the depot (or METASTORE_URL); `dbt debug` "
-            "checks it."
+            "catalog or correct its uri (catalog.uri in the depot, METASTORE_URL, or uri in "
+            "the catalogs.yml entry); `dbt debug` checks it."
         )
     return None
 

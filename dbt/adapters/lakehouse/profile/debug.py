@@ -1,5 +1,7 @@
 """`dbt debug` (the adapter's `debug_query` delegates here): every depot's preflight first,
-problems of all depots together, then Spark itself and its view of each catalog.
+problems of all depots together, then Spark itself and its view of each catalog. The project's
+catalogs.yml integrations are mounted first (dbt registers none for `dbt debug`, which does not
+parse), so each gets the preflight of a mounted depot.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dbt.adapters.lakehouse.exceptions import PreflightError
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
+    from dbt.adapters.lakehouse.profile.mounts import MountedDepot
 
 logger = AdapterLogger("Lakehouse")
 
@@ -21,14 +24,17 @@ def debug_query(adapter: LakehouseAdapter) -> None:
 
     The preflight needs no Spark, so a missing bucket or a rejected token is reported in
     seconds, with its fix, before a JVM starts. Problems of all depots come together."""
+    from dbt.adapters.lakehouse.catalogs.adapter import register_project_catalogs
     from dbt.adapters.lakehouse.profile.preflight import run_preflight
     from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 
+    for line in register_project_catalogs(adapter):
+        logger.info(line)
     credentials = adapter.config.credentials
     resolved = resolve_profile(credentials)  # type: ignore[arg-type]
     problems: list[PreflightError] = []
     checks = [(credentials.depot_label, resolved.depot)]  # type: ignore[attr-defined]
-    checks += [(f"`depots: {m.catalog}` {m.label}", m.depot) for m in resolved.mounted]
+    checks += [(_label(m), m.depot) for m in resolved.mounted]
     for label, depot in checks:
         report = run_preflight(depot)
         for line in report.passed:
@@ -43,3 +49,12 @@ def debug_query(adapter: LakehouseAdapter) -> None:
     # Spark's own view of each catalog: it loads and answers a listing.
     for catalog in [credentials.database, *(m.catalog for m in resolved.mounted)]:
         adapter.execute(f"show namespaces in {adapter.quote(catalog)}")
+
+
+def _label(mount: MountedDepot) -> str:
+    """The entry the user wrote and, when it names one, its depot."""
+    if mount.origin is None:
+        return f"`depots: {mount.catalog}` {mount.label}"
+    if mount.depot.source == "catalogs.yml":
+        return mount.origin
+    return f"{mount.origin}, depot {mount.label}"

@@ -3,13 +3,14 @@
 Models are written to the profile's depot (catalog `database`); a mounted depot is read as a
 source (`sources: [{database: <catalog>, ...}]`) and, unless it is `read_only`, may be written
 too. Each entry is resolved exactly as a profile's `depot` is (dataos://, inline, env), with
-its own credentials, region and endpoint.
+its own credentials, region and endpoint. Entries a project's catalogs.yml added
+(catalogs/register.py) are named by their `origins` in messages, not as profile keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dbt.adapters.lakehouse.credentials import unknown_key_problems
@@ -25,16 +26,26 @@ class MountedDepot:
     catalog: str
     depot: Depot
     read_only: bool = False
+    # Where the entry came from when not the profile's `depots:` (e.g. "catalogs.yml catalog 'x'").
+    origin: str | None = None
 
     @property
     def label(self) -> str:
         return f"'{self.depot.name}' ({self.depot.source})"
 
+    @property
+    def entry_label(self) -> str:
+        """The entry as the user wrote it: its catalogs.yml entry, or its profile key."""
+        return self.origin or f"Profile `depots: {self.catalog}`"
+
 
 def resolve_mounted_depots(
-    entries: Mapping[str, Any] | None, depots_file: str | None
+    entries: Mapping[str, Any] | None,
+    depots_file: str | None,
+    origins: Mapping[str, str] | None = None,
 ) -> tuple[MountedDepot, ...]:
-    """Every `depots:` entry resolved, or one error naming each entry that cannot be."""
+    """Every `depots:` entry resolved, or one error naming each entry that cannot be.
+    `origins`: catalog -> where an entry other than the profile's own came from."""
     if not entries:
         return ()
     if not isinstance(entries, Mapping):
@@ -45,16 +56,19 @@ def resolve_mounted_depots(
     mounted: list[MountedDepot] = []
     problems: list[str] = []
     for catalog, entry in entries.items():
+        origin = (origins or {}).get(str(catalog))
         try:
-            mounted.append(_resolve_entry(str(catalog), entry, depots_file))
+            mounted.append(_resolve_entry(str(catalog), entry, depots_file, origin))
         except DepotConfigError as exc:
-            problems.append(f"Profile `depots: {catalog}`: {exc.msg}")
+            problems.append(f"{origin or f'Profile `depots: {catalog}`'}: {exc.msg}")
     if problems:
         raise DepotConfigError("\n".join(problems))
     return tuple(mounted)
 
 
-def _resolve_entry(catalog: str, entry: Any, depots_file: str | None) -> MountedDepot:
+def _resolve_entry(
+    catalog: str, entry: Any, depots_file: str | None, origin: str | None = None
+) -> MountedDepot:
     options: Mapping[str, Any] = {}
     address = entry
     if isinstance(entry, Mapping) and "depot" in entry:
@@ -77,4 +91,7 @@ def _resolve_entry(catalog: str, entry: Any, depots_file: str | None) -> Mounted
         aws_region=options.get("aws_region"),
         aws_endpoint=options.get("aws_endpoint"),
     )
-    return MountedDepot(catalog=catalog, depot=depot, read_only=read_only)
+    if origin is not None and isinstance(address, Mapping):
+        # An inline depot a catalogs.yml entry became: messages name the entry, not "inline".
+        depot = replace(depot, name=catalog, source="catalogs.yml")
+    return MountedDepot(catalog=catalog, depot=depot, read_only=read_only, origin=origin)

@@ -53,8 +53,9 @@ def check_rest_catalog(
     except (OSError, ValueError) as exc:
         report.problems.append(
             f"The Iceberg REST catalog at {shown} is unreachable: {_reason(exc, timeout)}. "
-            "Fix: check that the catalog is running and that catalog.uri in the depot (or "
-            "METASTORE_URL) is its base URL; Iceberg calls <uri>/v1/config."
+            "Fix: check that the catalog is running and that its uri (catalog.uri in the "
+            "depot, METASTORE_URL, or uri in the catalogs.yml entry) is its base URL; Iceberg "
+            "calls <uri>/v1/config."
         )
         return
     detail = _rest_error_message(body)

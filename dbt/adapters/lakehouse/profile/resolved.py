@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.lakehouse.catalogs.register import mount_origins
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
 from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
@@ -65,7 +66,8 @@ def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
         if found is not None:
             return found
         depot = resolve_profile_depot(creds)
-        mounted = resolve_mounted_depots(creds.depots, creds.depots_file)
+        # Entries catalogs.yml added are named by their catalogs.yml entry (catalogs/).
+        mounted = resolve_mounted_depots(creds.depots, creds.depots_file, mount_origins(creds))
         prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
         for mount in mounted:
             prepare_local_folder(mount.depot.storage, mount.label, mount.read_only)
@@ -89,4 +91,5 @@ def _cache_key(creds: LakehouseCredentials) -> tuple[Any, ...]:
         tuple(sorted(os.environ.items())),
         str(Path.cwd()),
         tuple(files),
+        tuple(sorted(mount_origins(creds).items())),
     )

@@ -23,6 +23,9 @@
 {% endmacro %}
 
 {% macro lakehouse__generate_database_name(custom_database_name=none, node=none) -%}
-  {#- dbt-spark forces None; here the database is the Spark catalog and keeps dbt's default. -#}
-  {{ return(default__generate_database_name(custom_database_name, node)) }}
+  {#- dbt-spark forces None; here the database is the Spark catalog and keeps dbt's default.
+      A node's catalog_name names a catalogs.yml catalog, and its Spark catalog is the node's
+      database; an unknown name fails here, at parse, before any node runs. -#}
+  {%- set catalog = adapter.catalog_database_of(node, custom_database_name) if node is not none else none -%}
+  {{ return(catalog if catalog else default__generate_database_name(custom_database_name, node)) }}
 {%- endmacro %}
