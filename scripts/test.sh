@@ -3,6 +3,7 @@
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The default lines (docs/dbt-versions.md, docs/engine-lines.md): Spark 4.1 and dbt-core 1.12.
 bash scripts/install.sh
 VENV=${LAKEHOUSE_VENV:-.venv}
 "$VENV/bin/ruff" check dbt tests
@@ -15,8 +16,9 @@ if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/pytest" "$@"
 fi
 "$VENV/bin/pytest" tests/unit -q
-# Both functional profiles: the embedded lakehouse, then S3 (moto) + the Iceberg REST catalog
-# (tests/functional/infra), each server started by the tests on 127.0.0.1.
+# The full functional suite on the default lines, on both storage profiles: the embedded
+# lakehouse, then S3 (moto) + the Iceberg REST catalog (tests/functional/infra), each server
+# started by the tests on 127.0.0.1.
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile local
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
@@ -28,29 +30,33 @@ fi
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_python_models.py \
   --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
-# Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
-# The adapter's own tests of each feature there; dbt's basic suite runs on local, s3_rest and
-# Spark 4.1, its python_model suite on local.
-"$VENV/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect \
+# The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/tests.md): the
+# unit tests, and functional subsets.
+OTHER=.venv-spark35
+LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install.sh
+"$OTHER/bin/pytest" tests/unit -q
+# Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server,
+# built on Spark 3.5's Connect service. The adapter's own tests of each feature there; dbt's
+# basic suite runs on local, s3_rest and Spark 3.5, its python_model suite on local.
+"$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
   tests/functional/lakehouse/test_docs_stats.py \
   tests/functional/lakehouse/test_metadata_freshness.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_seeds.py tests/functional/lakehouse/test_snapshots.py \
   tests/functional/lakehouse/test_python_models.py tests/functional/adapter/test_dbt_clone.py
-# The Spark 4.1 engine line (docs/engine-lines.md), on a subset with the local profile: a second
-# virtualenv with PySpark 4.1 (Scala 2.13, Java 17+) and the jars of its line. The basic adapter
-# suite, every incremental strategy, snapshots, seeds, audited runs, time travel, maintenance,
-# the Delta mirror, Python models, errors as dbt shows them, safe_cast under ANSI mode. The
-# killed-merge test stays on 3.5: it checks Iceberg's commit under a killed process (iceberg-core,
-# the same release on both lines), and is the subset's slowest.
-LAKEHOUSE_VENV=.venv-spark41 LAKEHOUSE_SPARK_LINE=4.1 bash scripts/install.sh
-.venv-spark41/bin/pytest -q -n 2 --dist loadfile --durations=10 --profile local \
+# Spark 3.5 and dbt-core 1.11 with the local profile, on a subset: dbt's basic adapter suite,
+# every incremental strategy, snapshots, seeds, audited runs, time travel, maintenance, the Delta
+# mirror, Python models, errors as dbt shows them, safe_cast without ANSI mode, catalogs.yml
+# (v1; v2 is dbt 1.12's), and the sample with every feature warm and cold. The killed-merge
+# test stays on the default line: it checks Iceberg's commit under a killed process
+# (iceberg-core, the same release on both lines), and is the subset's slowest.
+"$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile local \
   tests/functional/adapter/test_basic.py tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_snapshots.py tests/functional/lakehouse/test_seeds.py \
   tests/functional/lakehouse/test_audit.py tests/functional/lakehouse/test_time_travel.py \
   tests/functional/lakehouse/test_maintenance.py tests/functional/lakehouse/test_delta_format.py \
   tests/functional/lakehouse/test_python_models.py tests/functional/lakehouse/test_format_v3.py \
-  tests/functional/lakehouse/test_engine_errors.py \
+  tests/functional/lakehouse/test_engine_errors.py tests/functional/lakehouse/test_warm_rows.py \
   tests/functional/adapter/test_utils.py::TestSafeCastToNumbers \
   --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
