@@ -118,6 +118,12 @@ def test_credentials_in_the_environment_choose_another_engine():
     assert key(env={"HOME": "/a", "LAKEHOUSE_TEST": "x"}) == key(env={"HOME": "/b"})
 
 
+def test_what_pyspark_sets_in_the_process_keeps_the_engine():
+    # A started SparkContext sets these in os.environ: the process's next spec still shares.
+    started = {"SPARK_AUTH_SOCKET_TIMEOUT": "15", "SPARK_BUFFER_SIZE": "65536"}
+    assert key(env={"HOME": "/a", **started}) == key(env={"HOME": "/a"})
+
+
 def test_the_key_reveals_no_secret_and_depends_on_the_users_salt():
     secret = dataclasses.replace(SPEC, secret_hadoop_conf=(("fs.s3a.secret.key", "s3cr3t"),))
     assert "s3cr3t" not in key(secret)

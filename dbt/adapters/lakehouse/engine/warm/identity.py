@@ -47,8 +47,17 @@ ENGINE_ENV_PREFIXES = (
     "PYSPARK_",
     "TZ",
 )
-# Per connection, never part of an engine's identity.
-_IGNORED_ENV = frozenset({"PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"})
+# Per connection, never part of an engine's identity; and what PySpark itself writes into the
+# process's environment once a session starts (pyspark/core/context.py), which would otherwise
+# send the process's next spec (catalogs.yml's catalogs, another profile) to a new engine.
+_IGNORED_ENV = frozenset(
+    {
+        "PYSPARK_GATEWAY_PORT",
+        "PYSPARK_GATEWAY_SECRET",
+        "SPARK_AUTH_SOCKET_TIMEOUT",
+        "SPARK_BUFFER_SIZE",
+    }
+)
 # The JVM exits on an OutOfMemoryError instead of serving later commands in a broken state;
 # its engine then stops and the next command starts a fresh one.
 ENGINE_JAVA_OPTIONS = ("-XX:+ExitOnOutOfMemoryError",)
