@@ -17,7 +17,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.impl import FreshnessResponse
 from dbt.adapters.base.relation import BaseRelation, InformationSchema
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
-from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig, CatalogV2
+from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
@@ -60,6 +60,7 @@ from dbt.adapters.lakehouse.time_travel.as_of import AsOf
 
 if TYPE_CHECKING:
     import agate
+    from dbt.adapters.catalogs import CatalogV2
 
 logger = AdapterLogger("Lakehouse")
 
@@ -81,7 +82,7 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
         {
             Capability.TableLastModifiedMetadata: CapabilitySupport(support=Support.Full),
             Capability.TableLastModifiedMetadataBatch: CapabilitySupport(support=Support.Full),
-            Capability.CatalogsV2: CapabilitySupport(support=Support.Full),
+            **catalogs.CATALOGS_V2_CAPABILITY,
         }
     )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbt.config import catalogs as dbt_catalogs
 from dbt.tests.adapter.catalog_integrations.test_catalog_integration import (
     BaseCatalogIntegrationValidation,
 )
@@ -70,6 +71,9 @@ class TestCatalogIntegrationLakehouse(BaseCatalogIntegrationValidation):
         assert list((table / "metadata").glob("*.metadata.json"))
 
 
+@pytest.mark.skipif(
+    not hasattr(dbt_catalogs, "load_catalogs_v2"), reason="catalogs.yml v2 is dbt-core 1.12's"
+)
 class TestCatalogIntegrationLakehouseV2(TestCatalogIntegrationLakehouse):
     @pytest.fixture(scope="class")
     def project_config_update(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.capability import Capability, CapabilitySupport, Support
 from dbt.adapters.catalogs import (
     CatalogIntegration,
     DbtCatalogIntegrationNotFoundError,
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 
 # The key dbt reads a node's integration from; "catalog" is dbt's older spelling of it.
 CATALOG_NAME_KEYS = ("catalog_name", "catalog")
+# catalogs.yml v2 is declared where dbt-adapters knows it (1.12's; the project allows older).
+_CATALOGS_V2 = getattr(Capability, "CatalogsV2", None)
+CATALOGS_V2_CAPABILITY = (
+    {} if _CATALOGS_V2 is None else {_CATALOGS_V2: CapabilitySupport(support=Support.Full)}
+)
 
 
 class UnknownCatalogError(DbtCatalogIntegrationNotFoundError):

@@ -9,14 +9,10 @@ catalogs.yml entry; register.py then mounts it. A repr never shows a property's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from dbt.adapters.catalogs import (
-    CatalogIntegration,
-    CatalogWriteIntegrationConfig,
-    InvalidCatalogIntegrationConfigError,
-)
+from dbt.adapters.catalogs import CatalogIntegration, InvalidCatalogIntegrationConfigError
 
 from dbt.adapters.lakehouse.catalogs.translate import (
     EMBEDDED,
@@ -40,9 +36,18 @@ _CONFIG_FIELDS = (
 
 
 @dataclass
-class V2IntegrationConfig(CatalogWriteIntegrationConfig):
-    """An integration bridged from catalogs.yml v2, so messages name v2's keys."""
+class V2IntegrationConfig:
+    """An integration bridged from catalogs.yml v2 (dbt-adapters' CatalogWriteIntegrationConfig,
+    whose fields it has), marked so messages name v2's keys."""
 
+    name: str
+    catalog_type: str
+    external_volume: str | None = None
+    table_format: str | None = None
+    catalog_name: str | None = None
+    file_format: str | None = None
+    catalog_database: str | None = None
+    adapter_properties: dict[str, Any] = field(default_factory=dict)
     v2: bool = True
 
 

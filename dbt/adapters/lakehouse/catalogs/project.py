@@ -48,12 +48,15 @@ def project_integrations(adapter: Any, project: CommandProject) -> list[Any]:
     hands them to `add_catalog_integration` (dbt/cli/requires.py, setup_manifest)."""
     if not project.catalogs_file.is_file():
         return []
-    from dbt.config.catalogs import get_active_write_integration, load_catalogs, load_catalogs_v2
-
     where, name = str(project.project_dir), project.project_dir.name
     if project.use_v2:
+        # dbt-core 1.12's (the flag exists from 1.12 on).
+        from dbt.config.catalogs import load_catalogs_v2
+
         return [
             adapter.bridge_v2_catalog(c) for c in load_catalogs_v2(where, name, project.cli_vars)
         ]
+    from dbt.config.catalogs import get_active_write_integration, load_catalogs
+
     active = (get_active_write_integration(c) for c in load_catalogs(where, name, project.cli_vars))
     return [integration for integration in active if integration is not None]

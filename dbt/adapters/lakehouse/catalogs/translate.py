@@ -108,7 +108,9 @@ class Translation:
 def translate(config: Any, catalog_type: str, keys: Keys) -> Translation:
     """`config` (dbt's CatalogIntegrationConfig) checked against `catalog_type`'s keys."""
     problems: list[str] = []
-    spark_catalog = str(config.catalog_database or config.name)
+    # catalog_database is dbt-core 1.12's (1.11's integrations have no such field).
+    catalog_database = getattr(config, "catalog_database", None)
+    spark_catalog = str(catalog_database or config.name)
     given = config.adapter_properties
     properties: dict[str, Any] = {}
     if given is not None and not isinstance(given, Mapping):
@@ -118,7 +120,7 @@ def translate(config: Any, catalog_type: str, keys: Keys) -> Translation:
     result = Translation(catalog_type, spark_catalog, properties, config.external_volume, problems)
     _check_table_format(config.table_format, keys, problems)
     if not _CATALOG_NAME_RE.match(spark_catalog) or spark_catalog == "spark_catalog":
-        key = keys.top("catalog_database") if config.catalog_database else "name"
+        key = keys.top("catalog_database") if catalog_database else "name"
         problems.append(
             f"{key} {spark_catalog!r} cannot be a Spark catalog name. Fix: a letter or '_' "
             "followed by letters, digits, '_' or '-' (not spark_catalog)."
