@@ -6,5 +6,6 @@ integration's keys checked and turned into a depot entry), integrations.py (the
 `CatalogIntegration` class of each catalog type and the relation they build), register.py (an
 integration merged into the credentials' `depots`, refused when its name is taken), project.py
 (a project's catalogs.yml read with dbt-core's loader, for `dbt debug` and the early engine
-start), adapter.py (what the adapter's overrides delegate to). Docs: docs/catalogs.md.
+start), early.py (the catalogs the engine's early start mounts), adapter.py (what the adapter's
+overrides delegate to). Docs: docs/catalogs.md.
 """
