@@ -149,7 +149,9 @@ def test_killed_between_commands_the_next_one_starts_a_new_engine(
     assert done.returncode == 0, output(done)
     [second] = statuses(home)
     os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
-    assert wait_until(lambda: not process_running(second["jvm_pid"]))
+    # Its shutdown hooks (the SparkContext's stop) take longer on a loaded machine and on 4.1:
+    # what matters is that it exits, not how fast (once over 30 s with two busy test workers).
+    assert wait_until(lambda: not process_running(second["jvm_pid"]), 90)
     done = dbt(folder, home, "run")
     assert done.returncode == 0, output(done)
     [third] = statuses(home)
@@ -201,10 +203,11 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     tmp_path: Path,
 ) -> None:
     home = engine_home
-    # 15 idle seconds: enough for a loaded machine to read the status of a run's engine before
-    # it idles away, short enough to watch both stop.
-    small = project(tmp_path / "small", memory="1g", keep="0.25")
-    large = project(tmp_path / "large", memory="2g", keep="0.25")
+    # 30 idle seconds: enough for a loaded machine to read the status of a run's engine before
+    # it idles away (15 s once was not, with two busy test workers), short enough to watch both
+    # stop.
+    small = project(tmp_path / "small", memory="1g", keep="0.5")
+    large = project(tmp_path / "large", memory="2g", keep="0.5")
     engines = {}
     for folder in (small, large):
         done = dbt(folder, home, "run", "-s", "base")
@@ -216,8 +219,8 @@ def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
     assert engines["small"]["folder"] != engines["large"]["folder"]
     assert engines["small"]["heap_max_bytes"] <= 1024 * 1048576
     assert engines["large"]["heap_max_bytes"] > 1024 * 1048576
-    assert all(e["keep_warm_minutes"] == 0.25 for e in engines.values())
-    # 15 idle seconds later, both are gone: supervisor and JVM.
+    assert all(e["keep_warm_minutes"] == 0.5 for e in engines.values())
+    # 30 idle seconds later, both are gone: supervisor and JVM.
     assert wait_until(lambda: statuses(home) == [], 90)
     pids = [pid for e in engines.values() for pid in (e["jvm_pid"], e["pid"])]
     assert not any(process_running(pid) for pid in pids)
