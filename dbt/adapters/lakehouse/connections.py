@@ -74,7 +74,12 @@ def invoked_command() -> str | None:
         return None
 
 
-def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]) -> bool:
+def start_engine_early(
+    credentials: LakehouseCredentials,
+    env: Mapping[str, str],
+    project_root: str | None = None,
+    project_flags: Any = None,
+) -> bool:
     """Boot the JVM beside dbt's parsing when this command will need it (off with
     LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it."""
     if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
@@ -83,7 +88,8 @@ def start_engine_early(credentials: LakehouseCredentials, env: Mapping[str, str]
         # With the project's catalogs.yml catalogs, which dbt mounts only after this.
         from dbt.adapters.lakehouse.catalogs.early import with_project_catalogs
 
-        spec = resolve_profile(with_project_catalogs(credentials)).spec
+        mounted = with_project_catalogs(credentials, project_root, project_flags)
+        spec = resolve_profile(mounted).spec
     except Exception:
         return False
     ENGINE.start_early(spec)
@@ -180,7 +186,12 @@ class LakehouseConnectionManager(SQLConnectionManager):
         super().__init__(profile, mp_context)
         # Constructed when dbt registers the adapter, before it parses the project.
         if isinstance(profile.credentials, LakehouseCredentials):
-            start_engine_early(profile.credentials, os.environ)
+            start_engine_early(
+                profile.credentials,
+                os.environ,
+                getattr(profile, "project_root", None),
+                getattr(profile, "flags", None),
+            )
             begin_audited_run(profile.credentials)
         self._noted = threading.local()
 

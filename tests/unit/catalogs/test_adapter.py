@@ -205,7 +205,7 @@ def test_the_early_start_mounts_them_on_a_copy(
 ) -> None:
     made = adapter(tmp_path)
     write(tmp_path / "catalogs.yml", V1_FILE)
-    monkeypatch.setattr(early, "command_project", lambda: project.CommandProject(tmp_path))
+    monkeypatch.setattr(early, "command_project", lambda *_: project.CommandProject(tmp_path))
     creds = made.config.credentials
     copy = early.with_project_catalogs(creds)
     assert creds.depots is None and not registered(creds)
@@ -216,3 +216,19 @@ def test_the_early_start_mounts_them_on_a_copy(
     assert creds.depots == copy.depots and registered(creds) == registered(copy)
     (tmp_path / "catalogs.yml").unlink()
     assert early.with_project_catalogs(creds) is creds
+
+
+def test_an_adapter_made_outside_a_command_reads_its_own_projects_catalogs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # dbt's flags name the last command's project (here: the working folder); an adapter made
+    # for another project (dbt's test fixtures make one per project) reads that project's file,
+    # with the v2 flag from its own dbt_project.yml, and no --vars of the other command.
+    other, own = tmp_path / "last_command", tmp_path / "own"
+    other.mkdir()
+    own.mkdir()
+    monkeypatch.chdir(other)
+    found = project.command_project(str(own), {"use_catalogs_v2": True})
+    assert found == project.CommandProject(own.resolve(), {}, True)
+    assert project.command_project(str(other)).project_dir == other.resolve()
+    assert project.command_project().project_dir == other.resolve()

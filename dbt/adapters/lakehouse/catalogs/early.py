@@ -21,10 +21,13 @@ from dbt.adapters.lakehouse.catalogs.project import command_project, project_int
 from dbt.adapters.lakehouse.catalogs.register import register
 
 
-def with_project_catalogs(credentials: Any) -> Any:
+def with_project_catalogs(
+    credentials: Any, project_root: str | None = None, project_flags: Any = None
+) -> Any:
     """A copy of `credentials` with the running command's catalogs.yml integrations mounted,
-    or `credentials` itself when the project has none."""
-    project = command_project()
+    or `credentials` itself when the project has none. `project_root` and `project_flags` are
+    the adapter's project's, when known (project.command_project says why)."""
+    project = command_project(project_root, project_flags)
     if not project.catalogs_file.is_file():
         return credentials
     from dbt.adapters.lakehouse.impl import LakehouseAdapter

@@ -29,8 +29,14 @@ class CommandProject:
         return self.project_dir / CATALOGS_FILE
 
 
-def command_project() -> CommandProject:
-    """The running command's project folder, `--vars` and `use_catalogs_v2` flag."""
+def command_project(project_root: str | None = None, project_flags: Any = None) -> CommandProject:
+    """The running command's project folder, `--vars` and `use_catalogs_v2` flag.
+
+    `project_root` is the folder of the project the adapter was made for, when known. dbt's
+    flags are process-wide and belong to the last command run in the process: an adapter made
+    outside a command (dbt's test fixtures make one per test project, in one process) would
+    otherwise read another project's catalogs.yml. Then the folder is the adapter's own, with
+    no --vars and the flag from its dbt_project.yml (`project_flags`)."""
     try:
         from dbt.flags import get_flags
 
@@ -38,6 +44,9 @@ def command_project() -> CommandProject:
     except Exception:  # dbt-core's flags are not set up outside its CLI
         flags = None
     project_dir = getattr(flags, "PROJECT_DIR", None) or os.getcwd()
+    if project_root is not None and Path(project_dir).resolve() != Path(project_root).resolve():
+        own_v2 = project_flags.get("use_catalogs_v2") if isinstance(project_flags, dict) else None
+        return CommandProject(Path(project_root).resolve(), {}, bool(own_v2))
     cli_vars = getattr(flags, "VARS", None) or {}
     use_v2 = bool(getattr(flags, "USE_CATALOGS_V2", False))
     return CommandProject(Path(project_dir).resolve(), dict(cli_vars), use_v2)
