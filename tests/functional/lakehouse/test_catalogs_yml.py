@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import yaml
 from dbt.adapters.catalogs import DbtCatalogIntegrationNotFoundError
+from dbt.adapters.factory import reset_adapters
 from dbt.config import catalogs as dbt_catalogs
 from dbt.tests.util import run_dbt_and_capture
 
@@ -207,7 +208,7 @@ class TestTwoCatalogsFromCatalogsYml:
         tmp_path_factory: pytest.TempPathFactory,
         dbt_profile_target: dict[str, Any],
         integrations: dict[str, dict[str, Any]],
-    ) -> Lake:
+    ) -> Iterator[Lake]:
         lake = Lake(tmp_path_factory.mktemp("catalogs_yml"), f"cy_{uuid.uuid4().hex[:10]}")
         for folder, files in (
             ("seeds", {"people.csv": PEOPLE_CSV, "people.yml": SEED_CONFIG}),
@@ -222,7 +223,11 @@ class TestTwoCatalogsFromCatalogsYml:
         (lake.root / "profiles.yml").write_text(yaml.safe_dump(profiles))
         lake.use_v2(False)
         lake.write_catalogs(v1_file(integrations))
-        return lake
+        yield lake
+        # dbt keeps the last command's adapter registered, and dbt-tests' `adapter` fixture
+        # reuses a registered one: the next test class in this process would get this
+        # project's credentials, with its catalogs (the unreachable one among them).
+        reset_adapters()
 
     @pytest.fixture(scope="class")
     def cat_b(self, lake: Lake, second_rest_catalog: RestCatalog | None) -> str:
