@@ -30,7 +30,7 @@ LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scri
 "$OTHER/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
 # What differs there is where tasks run (executors in other JVMs), not SQL semantics.
-# The killed-merge test stays on local, s3_rest and connect: what it checks is the driver's
+# The killed-merge test stays on local and s3_rest: what it checks is the driver's
 # commit, the same whatever runs the tasks, and on two one-core executors its 2M-row table is
 # the subset's slowest.
 "$OTHER/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
@@ -41,7 +41,11 @@ LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scri
 # built on Spark 3.5's Connect service. The adapter's own Connect tests, cancelling, every
 # incremental strategy's exact contents, and a zero-copy clone through the REST catalog; the
 # docs-stats, freshness, seed, snapshot and Python model modules run on local and s3_rest.
+# The killed-merge test is left out here: under Connect the statement runs in the server, which
+# may finish and commit it after the killed dbt process is gone (seen once, 2026-11-27); what it
+# checks, a killed driver's commit, runs on local and s3_rest.
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect \
   tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
-  tests/functional/adapter/test_dbt_clone.py
+  tests/functional/adapter/test_dbt_clone.py \
+  --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
