@@ -1,10 +1,13 @@
 // A Spark Connect server for the tests that binds 127.0.0.1 only.
 //
 // Spark 3.5's own SparkConnectServer binds the wildcard address (3.5 has
-// `spark.connect.grpc.binding.port` but no bind-address setting). This main does what
+// `spark.connect.grpc.binding.port` but no bind-address setting). On 3.5 this main does what
 // SparkConnectService.start does (Spark 3.5.7), with the gRPC server built for 127.0.0.1:
 // the same service, inbound message limit and interceptors, then the same listener (and UI tab
-// when the UI is on).
+// when the UI is on). Spark 4 has `spark.connect.grpc.binding.address` (the caller sets it to
+// 127.0.0.1), and its start also prepares the session manager's base session, which 3.5's
+// steps leave out; so on 4.x this main calls Spark's own start (by reflection: the source
+// compiles against both lines).
 //
 // Arguments: <properties file> <port>. The file's entries (UTF-8, java.util.Properties syntax)
 // become Java system properties before the session is built, so SparkConf reads its `spark.*`
@@ -48,9 +51,14 @@ public final class ConnectServer {
     SparkConnectService$ service = SparkConnectService$.MODULE$;
     Server server;
     try {
-      server = startGrpc(context.getConf(), port);
-      service.server_$eq(server);
-      createListenerAndUi(service, context);
+      if (context.version().startsWith("3.")) {
+        server = startGrpc(context.getConf(), port);
+        service.server_$eq(server);
+        createListenerAndUi(service, context);
+      } else {
+        SparkConnectService$.class.getMethod("start", SparkContext.class).invoke(service, context);
+        server = service.server();
+      }
     } catch (Exception e) {
       e.printStackTrace();
       session.stop();

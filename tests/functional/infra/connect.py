@@ -3,8 +3,9 @@
 Spark 3.5's own `SparkConnectServer` binds the wildcard address, so the server is
 ConnectServer.java beside this file: Spark's Connect service on a gRPC server bound to
 127.0.0.1, compiled with javac on first use into the jar cache (like the REST catalog). It runs
-on plain `java` with the pyspark wheel's jars, the `spark-connect` jar (Maven Central, fetched by
-scripts/install.sh, never by a test) and the caller's jars (e.g. the Iceberg runtime).
+on plain `java` with the pyspark wheel's jars, the Connect service (inside the Spark 4 wheel; for
+3.5 the `spark-connect` jar from Maven Central, fetched by scripts/install.sh, never by a test) and
+the caller's jars (e.g. the Iceberg runtime). The same source compiles against both lines.
 
 The driver's own ports (RPC, block manager) bind 127.0.0.1 too, and the UI is off. The caller's
 Spark conf (static settings such as `spark.sql.extensions`, catalogs with their secrets) goes
@@ -61,9 +62,12 @@ DEFAULT_CONF = {
 FIXED_CONF = {
     "spark.driver.host": LOOPBACK,
     "spark.driver.bindAddress": LOOPBACK,
+    # Spark 4's own gRPC server (ConnectServer.java); 3.5 has no such key and ignores it.
+    "spark.connect.grpc.binding.address": LOOPBACK,
+    "spark.connect.grpc.binding.port": "0",
 }
-# What Spark's launcher (org.apache.spark.launcher.JavaModuleOptions, 3.5) adds for Java 17;
-# plain `java` needs them spelled out.
+# What Spark's launcher (org.apache.spark.launcher.JavaModuleOptions, 3.5 and 4.1) adds for
+# Java 17; plain `java` needs them spelled out.
 JAVA_MODULE_OPTIONS = (
     "-XX:+IgnoreUnrecognizedVMOptions",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
@@ -82,6 +86,7 @@ JAVA_MODULE_OPTIONS = (
     "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
     "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
     "-Djdk.reflect.useDirectMethodHandle=false",
+    "-Dio.netty.tryReflectionSetAccessible=true",  # 4.1's list: Arrow's buffers under Netty
 )
 
 
@@ -120,6 +125,21 @@ def write_properties(path: Path, entries: Mapping[str, str]) -> None:
             handle.write(f"{_escape(key, key=True)}={_escape(str(value), key=False)}\n")
 
 
+def connect_service_classpath() -> list[Path]:
+    """Spark with its Connect service: a Spark 4 wheel carries it (spark-connect_2.13), 3.5's
+    comes from the jar cache."""
+    import pyspark
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        return [pyspark_jars()]
+    located = SPARK_CONNECT_JARS.locate()
+    if located is None:
+        raise ServerError(
+            "The spark-connect jar is not in the cache: run `bash scripts/install.sh`."
+        )
+    return [pyspark_jars(), located[0]]
+
+
 class ConnectServer:
     """A Spark Connect server on 127.0.0.1 (a free port) with the caller's jars and conf.
 
@@ -136,7 +156,7 @@ class ConnectServer:
         *,
         heap: str = "2g",
     ) -> None:
-        fixed = sorted(set(conf) & {*FIXED_CONF, "spark.connect.grpc.binding.port"})
+        fixed = sorted(set(conf) & set(FIXED_CONF))
         if fixed:
             raise ValueError(f"ConnectServer sets these itself: {', '.join(fixed)}")
         self.folder = Path(folder)
@@ -163,17 +183,12 @@ class ConnectServer:
         return self.folder / "connect-server.log"
 
     def start(self) -> ConnectServer:
-        located = SPARK_CONNECT_JARS.locate()
-        if located is None:
-            raise ServerError(
-                "The spark-connect jar is not in the cache: run `bash scripts/install.sh`."
-            )
         missing = [str(j) for j in self.jars if not j.is_file()]
         if missing:
             raise ServerError(f"Spark Connect server jars not found: {', '.join(missing)}")
         self.folder.mkdir(parents=True, exist_ok=True)
         self._port = 0  # a restart announces a new one
-        spark = [pyspark_jars(), located[0]]
+        spark = connect_service_classpath()
         classes = compiled_java(SOURCE, spark, "connect-server")  # once, whatever the jars
         classpath = [classes, *spark, *self.jars]
         settings = self.folder / "connect-server.properties"
