@@ -336,12 +336,15 @@ class _Engine:
         if attachment is not None:
             attachment.detach(_catalog_names(spec))
         else:
-            spark.stop()
+            runtime.stop_session(spark)
 
     def _stop_session(self) -> None:
         if self._spark is not None:
             try:
-                self._end(self._spark, self._spec) if self._spec else self._spark.stop()
+                if self._spec:
+                    self._end(self._spark, self._spec)
+                else:
+                    runtime.stop_session(self._spark)
             finally:
                 self._spark = None
                 self._spec = None

@@ -90,6 +90,15 @@ def cancel(spark: Any, group: str) -> None:
         spark.sparkContext.cancelJobGroup(group)
 
 
+def stop_session(spark: Any) -> None:
+    """Stop this process's session. A Connect session is released with one attempt: at exit its
+    server may already be gone, and pyspark 4's client would retry the release for ~10 minutes
+    (its default policy) before the process could end."""
+    if is_connect(spark) and hasattr(spark.client, "set_retry_policies"):
+        spark.client.set_retry_policies([])
+    spark.stop()
+
+
 def compute_once(spark: Any, view_name: str) -> None:
     """Point a temporary view at rows computed once, so every later statement reads those rows
     instead of running its query again.
@@ -97,11 +106,15 @@ def compute_once(spark: Any, view_name: str) -> None:
     In process: a local checkpoint, which also cuts the lineage. It is lazy: the first statement
     that reads the view (a merge's key check) computes and keeps the rows in its own job, rather
     than a job of its own computing them and that statement reading them back (bench/RESULTS.md:
-    merge steps). Spark Connect 3.5 has no checkpoint: the rows are persisted on the server and
-    the view re-registered over the persisted plan, computed eagerly by a count.
+    merge steps). Spark Connect 4 checkpoints too. Spark Connect 3.5 has no checkpoint: the rows
+    are persisted on the server and the view re-registered over the persisted plan, computed
+    eagerly by a count. (On Connect 4.1 that persisted plan cannot be planned: a view made from a
+    plan keeps its Iceberg tables as `TableReference`s, which a later merge fails on.)
     """
+    import pyspark
+
     rows = spark.table(view_name)
-    if is_connect(spark):
+    if is_connect(spark) and pyspark.__version__.startswith("3."):
         rows = rows.persist()
         rows.count()
     else:
