@@ -16,36 +16,42 @@ if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/pytest" "$@"
 fi
 "$VENV/bin/pytest" tests/unit -q
-# The whole functional suite on the embedded lakehouse, on the default lines (the community
-# packages' own projects and catalogs.yml among it).
+# The whole functional suite on the default lines (docs/tests.md), profile by profile. The
+# embedded lakehouse: every feature, the community packages' own projects, catalogs.yml.
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile local
-# The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/tests.md): the unit
-# tests, and the profiles with servers, which have not yet run in full on 4.1
-# (docs/engine-lines.md#what-ci-runs-on-each-line).
-OTHER=.venv-spark35
-LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install.sh
-"$OTHER/bin/pytest" tests/unit -q
 # S3 (moto) + the Iceberg REST catalog (tests/functional/infra), each server started by the tests
-# on 127.0.0.1: what the storage and the catalog change.
-"$OTHER/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
+# on 127.0.0.1: what the storage and the catalog change (modules marked only_profile("local")
+# do not run here).
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
 # What differs there is where tasks run (executors in other JVMs), not SQL semantics.
 # The killed-merge test stays on local and s3_rest: what it checks is the driver's
 # commit, the same whatever runs the tasks, and on two one-core executors its 2M-row table is
 # the subset's slowest.
-"$OTHER/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
+"$VENV/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
   tests/functional/lakehouse/test_incremental_strategies.py \
   tests/functional/lakehouse/test_python_models.py \
   --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
-# Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server,
-# built on Spark 3.5's Connect service. The adapter's own Connect tests, cancelling, every
-# incremental strategy's exact contents, and a zero-copy clone through the REST catalog; the
-# docs-stats, freshness, seed, snapshot and Python model modules run on local and s3_rest.
+# Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
+# The adapter's own Connect tests, cancelling, every incremental strategy's exact contents, and
+# a zero-copy clone through the REST catalog; the docs-stats, freshness, seed, snapshot and
+# Python model modules run on local and s3_rest.
 # The killed-merge test is left out here: under Connect the statement runs in the server, which
 # may finish and commit it after the killed dbt process is gone (seen once, 2026-11-27); what it
 # checks, a killed driver's commit, runs on local and s3_rest.
-"$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect \
-  tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py \
-  tests/functional/lakehouse/test_incremental_strategies.py \
-  tests/functional/adapter/test_dbt_clone.py \
-  --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
+CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py
+  tests/functional/lakehouse/test_incremental_strategies.py
+  tests/functional/adapter/test_dbt_clone.py
+  --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge)
+"$VENV/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
+# The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/engine-lines.md):
+# the unit tests, then a named subset of what differs by line: the sample's first build, S3
+# through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and Spark
+# Connect 3.5 (another server and another way of computing a merge's rows once).
+OTHER=.venv-spark35
+LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install.sh
+"$OTHER/bin/pytest" tests/unit -q
+"$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile s3_rest \
+  tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \
+  tests/functional/lakehouse/test_s3_faults.py
+"$OTHER/bin/pytest" -q --durations=10 --profile connect tests/functional/lakehouse/test_connect.py

@@ -79,6 +79,9 @@ def record(project, model: str, upstream_name: str) -> str | None:
     )[0]
 
 
+# Changes are read from the table's snapshots, the same whatever catalog and storage hold them:
+# the embedded lakehouse only (docs/tests.md).
+@pytest.mark.only_profile("local")
 class TestChanges:
     @pytest.fixture(scope="class")
     def models(self):

@@ -71,6 +71,10 @@ def model(dbt, session):
 """
 
 
+# A Python model's rows reach its table through the same statements as a SQL model's, so the
+# s3_rest profile's catalog and storage are checked by the SQL modules; the cluster runs these
+# (its executors run the model's code) (docs/tests.md).
+@pytest.mark.only_profile("local", "cluster")
 class TestPythonModels:
     @pytest.fixture(scope="class")
     def seeds(self) -> dict[str, str]:
@@ -201,6 +205,7 @@ sources:
 RAW_CHANGED = "id,amount\n1,15\n3,30\n4,40\n"
 
 
+@pytest.mark.only_profile("local", "cluster")
 class TestPythonIncrementalAndSources:
     """`append` adds a rerun's batch as it is; `merge` on `unique_key` updates the rows whose
     keys the batch matches, keeps the others and inserts new keys; --full-refresh rebuilds
@@ -279,7 +284,7 @@ NON_NEGATIVE_SQL = "select * from {{ ref('audited') }} where amount < 0"
 
 # Audited runs need the driver's JVM in dbt's process: refused under Spark Connect
 # (test_connect.py checks the refusal).
-@pytest.mark.only_profile("local", "s3_rest", "cluster")
+@pytest.mark.only_profile("local", "cluster")
 class TestPythonModelAudited:
     @pytest.fixture(scope="class")
     def seeds(self) -> dict[str, str]:

@@ -7,6 +7,12 @@ HEAD_403 = (
     "FORBIDDEN (Service: Amazon S3; Status Code: 403; Error Code: 403 FORBIDDEN; Request ID: "
     "null; S3 Extended Request ID: null; Proxy: null), S3 Extended Request ID: null:403 FORBIDDEN"
 )
+# The same request on the 4.1 line (Hadoop 3.4, AWS SDK v2).
+HEAD_403_SDK_V2 = (
+    "java.nio.file.AccessDeniedException: s3://bkt/wh/s: getFileStatus on s3://bkt/wh/s: "
+    "software.amazon.awssdk.services.s3.model.S3Exception: FORBIDDEN (Service: S3, Status Code: "
+    "403, Request ID: QJArLET4eu):null"
+)
 PUT_403 = (
     "org.apache.spark.SparkException: Job aborted.\n  caused by: "
     "java.nio.file.AccessDeniedException: s3://bkt/wh/s/t/data/00000-1.parquet: PUT 0-byte "

@@ -16,6 +16,7 @@ from dbt.adapters.lakehouse.exceptions import LakehouseDatabaseError
 from unit.engine.engine_texts import (
     CONFLICT,
     HEAD_403,
+    HEAD_403_SDK_V2,
     PUT_403,
     REST_401,
     REST_403,
@@ -34,6 +35,15 @@ def test_head_403_names_action_prefix_and_both_causes() -> None:
     )
     assert "the keys are wrong or lack the permission" in text
     assert "`dbt debug` tells which" in text
+
+
+@pytest.mark.parametrize("engine_text", [HEAD_403, HEAD_403_SDK_V2], ids=["sdk-v1", "sdk-v2"])
+def test_head_403_reads_the_same_on_both_aws_sdks(engine_text: str) -> None:
+    text = explain_engine_error(engine_text)
+    assert text is not None
+    assert text.startswith(
+        "S3 denied s3:GetObject / s3:ListBucket on s3://bkt/wh/s (403 FORBIDDEN)"
+    )
 
 
 def test_put_403_is_put_object_and_a_grant() -> None:

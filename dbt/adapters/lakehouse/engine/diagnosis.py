@@ -96,6 +96,8 @@ _S3A_DENIED = re.compile(
     r"AccessDeniedException: (?P<path>s3a?://[^\s:]+)(?::\s*(?P<op>[^:]+?) on s3a?://[^\s:]+)?:"
 )
 _S3_ERROR_CODE = re.compile(r"Error Code: (?P<code>[^;)]+)")
+# AWS SDK v2 (Hadoop 3.4, the 4.1 line) names no error code; its message leads instead.
+_S3_V2_MESSAGE = re.compile(r": (?P<code>Access Denied|[A-Za-z]+) \(Service: S3, Status Code: 403")
 _S3_PATH = re.compile(r"s3a?://[^\s:,;)'\"]+")
 _S3A_OPERATIONS = (
     (("getfilestatus", "innergetfilestatus", "headobject", "head"), "s3:GetObject / s3:ListBucket"),
@@ -328,8 +330,12 @@ def _explain_s3_denied(text: str) -> str:
         found = _S3_PATH.search(text)
         path = found.group(0) if found else None
     action = s3_action_for(denied.group("op") if denied else None)
-    code_match = _S3_ERROR_CODE.search(text)
-    code = code_match.group("code").strip() if code_match else "403"
+    code_match = _S3_ERROR_CODE.search(text) or _S3_V2_MESSAGE.search(text)
+    code = (
+        code_match.group("code").strip().replace("Access Denied", "AccessDenied")
+        if code_match
+        else "403"
+    )
     on = f" on {path}" if path else ""
     if "SignatureDoesNotMatch" in code:
         why = "the secret key does not match the access key"
