@@ -245,3 +245,38 @@ def test_service_not_asked_without_its_variables(tmp_path: Path) -> None:
     assert found.apikey_from == "DATAOS_RUN_AS_APIKEY" and "k" not in found.shown
     with pytest.raises(DepotConfigError, match="needs an apikey"):
         service_endpoint(ctx(tmp_path, DEPOT_SERVICE_URL="http://127.0.0.1:9/ds"))
+
+
+def test_dataos_secrets_reach_the_engine_plan_as_a_depots_files_do(tmp_path: Path) -> None:
+    """Warm-engine identity (engine/warm/identity.py) hashes the plan's secret conf: a depot
+    from the secret dir gives the same plan as the same depot from a depots file, and other
+    keys give another one, so a fetched secret never shares an engine with other credentials."""
+    from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
+
+    def plan_of(where: str, access: str) -> Any:
+        manifest = {**MANIFEST_2, "spec": {**MANIFEST_2["spec"], "s3": {"bucket": "b",
+                    "region": "us-east-1", "endpoint": "http://127.0.0.1:9000"}}}  # fmt: skip
+        secrets = {"awsaccesskeyid": access, "awssecretaccesskey": SECRET, "apikey": APIKEY}
+        folder = tmp_path / where
+        folder.mkdir()
+        if where.startswith("dir"):
+            (folder / "lh_config.yaml").write_text(
+                yaml.safe_dump({"connection": {**manifest, "secrets": secrets}})
+            )
+            env = {"DATAOS_SECRET_DIR": str(folder)}
+        else:
+            entry = depot_entry(manifest, decode_secret_payload(secrets, "t"), "t")
+            (folder / "depots.yml").write_text(yaml.safe_dump({"depots": {"lh": entry}}))
+            env = {}
+        depot = resolve_depot(depot="dataos://lh", depots_file=None, warehouse=None,
+                              aws_region=None, aws_endpoint=None, env=env, cwd=folder,
+                              home=folder)  # fmt: skip
+        return build_spark_conf_plan(depot, "lakehouse")
+
+    from_dir, from_file = plan_of("dir-a", ACCESS), plan_of("file-a", ACCESS)
+    other_keys = plan_of("dir-b", "AKIAOTHERKEY")
+    assert from_dir.secret_hadoop_conf == from_file.secret_hadoop_conf
+    assert from_dir.secret_catalog_conf == from_file.secret_catalog_conf
+    assert from_dir.conf == from_file.conf
+    assert other_keys.secret_hadoop_conf != from_dir.secret_hadoop_conf
+    assert not any(v in str(from_dir.conf) for v in (ACCESS, SECRET, APIKEY))
