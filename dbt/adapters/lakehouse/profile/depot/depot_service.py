@@ -5,14 +5,17 @@ header `apikey` carries `DATAOS_RUN_AS_APIKEY`, else the profile's `apikey`. Wit
 `DATAOS_TENANT_ID` the tenant-scoped paths are used (`/api/v2/tenants/{t}/resolve`,
 `.../depots/{d}/secrets?purpose=`), otherwise the legacy ones (`/api/v2/depots/{d}`,
 `.../secrets?acl=`). Every fault is one line naming what to fix; no apikey or secret is ever
-in a message. Nothing is written to disk; profile/resolved.py keeps the resolved depot in
-memory, so a command asks once.
+in a message. Answers are kept in this process's memory only (never on disk), so a command asks
+the service once however often its profile is resolved.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import socket
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -96,6 +99,12 @@ def describe_service(ctx: _Context) -> str:
     return f"DataOS Depot Service at {endpoint.shown} (answered 404: no such depot)"
 
 
+_LOCK = threading.Lock()
+# (base, tenant, sha256 of the apikey, depot, purpose) -> entry. An apikey is part of the key, so
+# a command with other credentials never gets this answer.
+_ANSWERS: dict[tuple[str, str | None, str, str, str], dict[str, Any]] = {}
+
+
 def from_service(
     name: str, purpose: str, ctx: _Context, http_get: HttpGet | None = None
 ) -> ServiceHit | None:
@@ -105,6 +114,11 @@ def from_service(
     endpoint = service_endpoint(ctx)
     if endpoint is None:
         return None
+    digest = hashlib.sha256(endpoint.apikey.encode()).hexdigest()
+    key = (endpoint.base, endpoint.tenant, digest, name, purpose)
+    with _LOCK:
+        if key in _ANSWERS and http_get is None:
+            return ServiceHit(endpoint, copy.deepcopy(_ANSWERS[key]))
     get = http_get or urllib_get
     depot_name = quote(name, safe="")
     if endpoint.tenant:
@@ -130,6 +144,8 @@ def from_service(
     secrets = {} if secret_body is None else decode_secret_payload(secret_body, f"{where}: secret")
     entry = depot_entry(document, secrets, where)
     run_as_token(entry, endpoint.apikey)
+    with _LOCK:
+        _ANSWERS[key] = copy.deepcopy(entry)
     return ServiceHit(endpoint, entry)
 
 
