@@ -265,3 +265,36 @@ def test_a_fault_in_dbt_debug(world: World, tmp_path: Path) -> None:
     assert "refused the apikey from DATAOS_RUN_AS_APIKEY (HTTP 401" in output, output[-2000:]
     assert "Traceback" not in output
     assert_no_secret(world, output, folder=project)
+
+
+def test_tenant_scoped_paths_and_json_secrets(world: World, tmp_path: Path) -> None:
+    """With DATAOS_TENANT_ID the tenant-scoped resolve and secrets paths are asked (purpose=),
+    and a secret whose base64Value decodes to JSON is read like `k=v` lines."""
+    from dbt.adapters.lakehouse.profile.depot import resolve_depot
+
+    world.service.secrets_as_json = True
+    try:
+        before = world.service.calls.copy()
+        depot = resolve_depot(
+            depot=f"dataos://{SERVED}?purpose=rw",
+            depots_file=None,
+            warehouse=None,
+            aws_region=None,
+            aws_endpoint=None,
+            env={**service_env(world), "DATAOS_TENANT_ID": "acme"},
+            cwd=tmp_path,
+            home=tmp_path,
+        )
+    finally:
+        world.service.secrets_as_json = False
+    asked = world.service.calls - before
+    assert set(asked) == {
+        "/ds/api/v2/tenants/acme/resolve",
+        f"/ds/api/v2/tenants/acme/depots/{SERVED}/secrets",
+    }
+    assert world.service.last_query[f"/ds/api/v2/tenants/acme/depots/{SERVED}/secrets"] == (
+        "purpose=rw"
+    )
+    assert depot.source.endswith("(tenant acme paths)")
+    assert depot.secrets.aws_secret_key is not None
+    assert depot.secrets.aws_secret_key.reveal() == world.s3.secret_key
