@@ -46,7 +46,7 @@ def test_a_key_far_from_any_known_one_lists_the_accepted_keys() -> None:
     with pytest.raises(DbtRuntimeError) as raised:
         validate(colour="blue")
     text = str(raised.value)
-    assert "Unknown profile key 'colour'. Accepted: aws_endpoint" in text
+    assert "Unknown profile key 'colour'. Accepted: apikey, aws_endpoint" in text
     assert "Did you mean" not in text
 
 

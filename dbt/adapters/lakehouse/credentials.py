@@ -87,6 +87,9 @@ class LakehouseCredentials(Credentials):
     aws_external_id: str | None = None
     aws_role_session_name: str | None = None
     aws_role_duration_seconds: int | None = None
+    # The DataOS apikey the Depot Service is asked with when DATAOS_RUN_AS_APIKEY is unset
+    # (profile/depot/depot_service.py); a secret, so not among the connection keys.
+    apikey: str | None = None
     spark: SparkOptions = field(default_factory=SparkOptions)
     engine: EngineOptions = field(default_factory=EngineOptions)
     # Commit conflicts (another writer won the race) are retried this many times.

@@ -10,8 +10,8 @@ from dbt.adapters.lakehouse.delta_mirror import file_stats, formats, schema, sto
 from dbt.adapters.lakehouse.delta_mirror import log as deltalog
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
 from dbt.adapters.lakehouse.delta_mirror.file_stats import ColumnStats
-from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
 from dbt.adapters.lakehouse.delta_mirror.log import DataFile, DeltaMirrorError, DeltaState
+from dbt.adapters.lakehouse.profile.depot import table_defaults
 from dbt.adapters.lakehouse.profile.depot.model import (
     CatalogSpec,
     Depot,
@@ -19,34 +19,35 @@ from dbt.adapters.lakehouse.profile.depot.model import (
     LocalStorage,
     S3Storage,
 )
+from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 
 class TestTableFormats:
     def test_default_is_iceberg(self):
-        assert formats.parse_table_formats(None, "m") == ("iceberg",)
+        assert table_defaults.parse_table_formats(None, "m") == ("iceberg",)
 
     @pytest.mark.parametrize(
         "value", [["iceberg", "delta"], ["delta", "iceberg"], ["Iceberg", " DELTA "]]
     )
     def test_dual_in_canonical_order(self, value):
-        assert formats.parse_table_formats(value, "m") == ("iceberg", "delta")
+        assert table_defaults.parse_table_formats(value, "m") == ("iceberg", "delta")
 
     def test_a_single_name_is_a_list(self):
-        assert formats.parse_table_formats("iceberg", "m") == ("iceberg",)
+        assert table_defaults.parse_table_formats("iceberg", "m") == ("iceberg",)
 
     def test_delta_alone_is_refused(self):
         with pytest.raises(DeltaConfigError, match="lacks iceberg"):
-            formats.parse_table_formats(["delta"], "model 'm'")
+            table_defaults.parse_table_formats(["delta"], "model 'm'")
 
     def test_unknown_format_is_named(self):
         with pytest.raises(DeltaConfigError, match="'hudi'.*Accepted"):
-            formats.parse_table_formats(["iceberg", "hudi"], "m")
+            table_defaults.parse_table_formats(["iceberg", "hudi"], "m")
 
     @pytest.mark.parametrize("value", [1, {"a": 1}, ["iceberg", 2]])
     def test_not_a_list_of_names(self, value):
         with pytest.raises(DeltaConfigError, match="must be a list of names"):
-            formats.parse_table_formats(value, "m")
+            table_defaults.parse_table_formats(value, "m")
 
 
 class TestRefusals:

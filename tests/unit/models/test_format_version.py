@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.lakehouse.models.format_version import (
-    FormatVersionError,
     check_write_modes,
-    parse_format_version,
     requested_format_version,
     version_change,
+)
+from dbt.adapters.lakehouse.profile.depot.table_defaults import (
+    FormatVersionError,
+    parse_format_version,
 )
 
 

@@ -138,8 +138,8 @@ def test_the_delta_mirror_is_refused_on_gcs(tmp_path: Path) -> None:
     msg = error_of(entry, tmp_path)
     assert "the Delta log beside Iceberg is not available on GCS depots yet" in msg
     # ...and where a model asks for it, before delta-rs is given a gs:// path.
-    from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
     from dbt.adapters.lakehouse.delta_mirror.storage import storage_options
+    from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 
     with pytest.raises(DeltaConfigError) as info:
         storage_options(resolve(gcs_entry(), tmp_path))

@@ -14,6 +14,10 @@ from dbt.adapters.lakehouse.delta_mirror import formats, iceberg_files, schema, 
 from dbt.adapters.lakehouse.delta_mirror.log import DeltaMirrorError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.tables import java_tables, load_table
+from dbt.adapters.lakehouse.profile.depot.table_defaults import (
+    DeltaConfigError,
+    parse_table_formats,
+)
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -26,7 +30,7 @@ def table_formats(
 ) -> list[str]:
     if value is None:
         value = adapter._resolved().depot_of(database).table_formats
-    return list(formats.parse_table_formats(value, f"'{owner}'"))
+    return list(parse_table_formats(value, f"'{owner}'"))
 
 
 def delta_table_properties(
@@ -36,7 +40,7 @@ def delta_table_properties(
         java_tables(spark)  # refused under Spark Connect, before anything is written
     keys = formats.merge_on_read_keys(configured)
     if keys:
-        raise formats.DeltaConfigError(
+        raise DeltaConfigError(
             formats.merge_on_read_refusal(
                 f"Model '{model_name}'", keys, "its table_properties config"
             )
@@ -55,7 +59,7 @@ def check_delta_table(adapter: LakehouseAdapter, relation: BaseRelation, model_n
         properties = dict(loaded.properties())
         hazards = sync.pending_hazards(spark, table, delta_options(adapter, table))
     if hazards:
-        raise formats.DeltaConfigError(
+        raise DeltaConfigError(
             f"Model '{model_name}' is a dual-format table (table_formats [iceberg, delta]) "
             f"whose schema changed in a way its Delta log cannot follow: "
             + "; ".join(h.reason for h in hazards)
@@ -64,7 +68,7 @@ def check_delta_table(adapter: LakehouseAdapter, relation: BaseRelation, model_n
         )
     keys = formats.merge_on_read_keys(properties)
     if keys:
-        raise formats.DeltaConfigError(
+        raise DeltaConfigError(
             formats.merge_on_read_refusal(
                 f"Model '{model_name}'", keys, f"the existing table {relation}"
             )
@@ -84,7 +88,7 @@ def check_delta_schema_change(
     added again while files written with the dropped column are live, is refused."""
     owner = f"Model '{model_name}'"
     if retyped:
-        raise formats.DeltaConfigError(schema.type_change_refusal(owner, retyped))
+        raise DeltaConfigError(schema.type_change_refusal(owner, retyped))
     if not added:
         return
     table = TableName.of(relation)
@@ -97,7 +101,7 @@ def check_delta_schema_change(
     held = {name for found in writing for name in found.values()}
     again = [name for name in added if name in held]
     if again:
-        raise formats.DeltaConfigError(schema.readd_refusal(owner, again))
+        raise DeltaConfigError(schema.readd_refusal(owner, again))
 
 
 def mirror_delta(adapter: LakehouseAdapter, relation: BaseRelation, model_name: str) -> str:

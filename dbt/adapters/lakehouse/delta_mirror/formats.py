@@ -6,11 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
-
-ICEBERG = "iceberg"
-DELTA = "delta"
-FORMATS = (ICEBERG, DELTA)
 # Iceberg's defaults are copy-on-write; set anyway, so a catalog-level default cannot make a
 # dual-format table merge-on-read.
 COPY_ON_WRITE = {
@@ -18,32 +13,6 @@ COPY_ON_WRITE = {
     "write.update.mode": "copy-on-write",
     "write.merge.mode": "copy-on-write",
 }
-
-
-class DeltaConfigError(CompilationError):
-    """A `table_formats` config, or a change to a dual-format table, Delta cannot take."""
-
-
-def parse_table_formats(value: Any, owner: str) -> tuple[str, ...]:
-    """`table_formats` checked: iceberg always, delta optional, nothing else."""
-    accepted = "Accepted: [iceberg] (the default) or [iceberg, delta]."
-    if value is None:
-        return (ICEBERG,)
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
-        raise DeltaConfigError(f"table_formats of {owner} must be a list of names. {accepted}")
-    lowered = [n.strip().lower() for n in names]
-    unknown = [n for n in lowered if n not in FORMATS]
-    if unknown:
-        raise DeltaConfigError(
-            f"table_formats of {owner} names {', '.join(map(repr, unknown))}. {accepted}"
-        )
-    if ICEBERG not in lowered:
-        raise DeltaConfigError(
-            f"table_formats of {owner} lacks iceberg: every table is an Iceberg table, the "
-            f"Delta log is a second description of its files. {accepted}"
-        )
-    return tuple(f for f in FORMATS if f in lowered)
 
 
 def merge_on_read_keys(properties: Mapping[str, Any]) -> list[str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError
 from dbt.adapters.lakehouse.profile.depot.azure import blob_endpoint
 from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, GcsStorage, S3Storage
+from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 from dbt.adapters.lakehouse.profile.secrets import MASK
 
 _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")

@@ -120,6 +120,7 @@ def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
         aws_region=creds.aws_region,
         aws_endpoint=creds.aws_endpoint,
         aws_role=creds.role_options(),
+        apikey=creds.apikey,
     )
 
 

@@ -18,28 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
+from dbt.adapters.lakehouse.profile.depot.table_defaults import (
+    FormatVersionError,
+    parse_format_version,
+)
 
-FORMAT_VERSIONS = (1, 2, 3)
 PROPERTY = "format-version"
 MERGE_ON_READ_KEYS = ("write.delete.mode", "write.update.mode", "write.merge.mode")
-ACCEPTED = "Accepted: 1, 2 or 3 (3: deletion vectors and row lineage; unset: Iceberg's 2)."
-
-
-class FormatVersionError(CompilationError):
-    """A format_version that cannot be written, or a table that cannot be brought to it."""
-
-
-def parse_format_version(value: Any, where: str) -> int | None:
-    """1, 2 or 3 from an int or a digit string; None when unset; anything else refused."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    # bool is an int in Python: `format_version: true` must not read as 1.
-    if isinstance(value, int) and not isinstance(value, bool) and value in FORMAT_VERSIONS:
-        return value
-    if isinstance(value, str) and value.strip() in {str(v) for v in FORMAT_VERSIONS}:
-        return int(value.strip())
-    raise FormatVersionError(f"{where} is {value!r}, not an Iceberg format version. {ACCEPTED}")
 
 
 def requested_format_version(

@@ -6,14 +6,17 @@ parse), so each gets the preflight of a mounted depot.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.exceptions import PreflightError
+from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
+    from dbt.adapters.lakehouse.profile.depot import Depot
     from dbt.adapters.lakehouse.profile.mounts import MountedDepot
 
 logger = AdapterLogger("Lakehouse")
@@ -36,6 +39,7 @@ def debug_query(adapter: LakehouseAdapter) -> None:
     checks = [(credentials.depot_label, resolved.depot)]  # type: ignore[attr-defined]
     checks += [(_label(m), m.depot) for m in resolved.mounted]
     for label, depot in checks:
+        logger.info(f"depot ({label}): {resolution_line(depot)}")
         report = run_preflight(depot)
         for line in report.passed:
             logger.info(f"preflight ({label}): {line}")
@@ -49,6 +53,18 @@ def debug_query(adapter: LakehouseAdapter) -> None:
     # Spark's own view of each catalog: it loads and answers a listing.
     for catalog in [credentials.database, *(m.catalog for m in resolved.mounted)]:
         adapter.execute(f"show namespaces in {adapter.quote(catalog)}")
+
+
+def resolution_line(depot: Depot) -> str:
+    """Which resolver answered and what it found, never a secret (secret names only)."""
+    catalog = depot.catalog
+    uri = f" at {safe_url(catalog.uri)}" if catalog.uri and catalog.type != "jdbc" else ""
+    held = sorted(f.name for f in fields(depot.secrets) if getattr(depot.secrets, f.name))
+    secrets = ", ".join(held) + " (values not shown)" if held else "none"
+    return (
+        f"resolved by {depot.source}; storage {depot.storage.warehouse_uri}; "
+        f"{catalog.type} catalog{uri}; secrets: {secrets}"
+    )
 
 
 def _label(mount: MountedDepot) -> str:

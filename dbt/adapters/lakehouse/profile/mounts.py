@@ -43,6 +43,7 @@ def resolve_mounted_depots(
     entries: Mapping[str, Any] | None,
     depots_file: str | None,
     origins: Mapping[str, str] | None = None,
+    apikey: str | None = None,
 ) -> tuple[MountedDepot, ...]:
     """Every `depots:` entry resolved, or one error naming each entry that cannot be.
     `origins`: catalog -> where an entry other than the profile's own came from."""
@@ -58,7 +59,7 @@ def resolve_mounted_depots(
     for catalog, entry in entries.items():
         origin = (origins or {}).get(str(catalog))
         try:
-            mounted.append(_resolve_entry(str(catalog), entry, depots_file, origin))
+            mounted.append(_resolve_entry(str(catalog), entry, depots_file, origin, apikey))
         except DepotConfigError as exc:
             problems.append(f"{origin or f'Profile `depots: {catalog}`'}: {exc.msg}")
     if problems:
@@ -67,7 +68,11 @@ def resolve_mounted_depots(
 
 
 def _resolve_entry(
-    catalog: str, entry: Any, depots_file: str | None, origin: str | None = None
+    catalog: str,
+    entry: Any,
+    depots_file: str | None,
+    origin: str | None = None,
+    apikey: str | None = None,
 ) -> MountedDepot:
     options: Mapping[str, Any] = {}
     address = entry
@@ -90,6 +95,8 @@ def _resolve_entry(
         warehouse=None,
         aws_region=options.get("aws_region"),
         aws_endpoint=options.get("aws_endpoint"),
+        apikey=apikey,
+        read_only=read_only,
     )
     if origin is not None and isinstance(address, Mapping):
         # An inline depot a catalogs.yml entry became: messages name the entry, not "inline".

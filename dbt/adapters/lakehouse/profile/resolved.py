@@ -21,6 +21,7 @@ from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
 from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
 from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
+from dbt.adapters.lakehouse.profile.depot.secret_dir import DEFAULT_SECRET_DIR
 from dbt.adapters.lakehouse.profile.mounts import MountedDepot, resolve_mounted_depots
 
 
@@ -67,7 +68,9 @@ def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
             return found
         depot = resolve_profile_depot(creds)
         # Entries catalogs.yml added are named by their catalogs.yml entry (catalogs/).
-        mounted = resolve_mounted_depots(creds.depots, creds.depots_file, mount_origins(creds))
+        mounted = resolve_mounted_depots(
+            creds.depots, creds.depots_file, mount_origins(creds), apikey=creds.apikey
+        )
         prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
         for mount in mounted:
             prepare_local_folder(mount.depot.storage, mount.label, mount.read_only)
@@ -86,8 +89,15 @@ def _cache_key(creds: LakehouseCredentials) -> tuple[Any, ...]:
             files.append((str(path), path.stat().st_mtime_ns))
         except OSError:
             files.append((str(path), None))
+    # A DataOS secret directory's files may change between two commands of one process.
+    secret_dir = Path(os.environ.get("DATAOS_SECRET_DIR") or DEFAULT_SECRET_DIR)
+    try:
+        secret_files = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in secret_dir.iterdir()))
+    except OSError:
+        secret_files = ()
     return (
         json.dumps(creds.to_dict(omit_none=False), sort_keys=True, default=str),
+        secret_files,
         tuple(sorted(os.environ.items())),
         str(Path.cwd()),
         tuple(files),

@@ -1,16 +1,20 @@
 """Depot resolution: a profile target's `depot` turned into one typed, validated `Depot`.
 
 This package owns the user's depot vocabulary (docs/architecture.md, "Depots"): the embedded
-local lakehouse, `dataos://<name>` looked up in a depots file, an inline depot mapping, and the
-DataOS / Nilus environment variables; the precedence of region, endpoint and credentials; and
-the depot types, whose reprs never show a secret (profile/secrets.py owns what a secret is).
-Spark is
-not its business (see engine/sparkconf.py).
+local lakehouse, `dataos://<name>` resolved as DataOS resolves it, an inline depot mapping, and
+the DataOS / Nilus environment variables; the precedence of region, endpoint and credentials;
+and the depot types, whose reprs never show a secret (profile/secrets.py owns what a secret
+is). It is the lowest layer: it imports no feature package. Spark is not its business.
+
+One pipeline, whatever the source: resolvers -> one depot entry -> `Depot` -> the engine's plan
+(engine/sparkconf.py). The resolvers, in order (resolvers.py): the inline depot; the depots
+file (files.py); the DataOS secret directory (secret_dir.py); the Depot Service
+(depot_service.py). DataOS's shapes become our entry in dataos_shapes.py.
 
 Here: the entry points, `resolve_depot` and `parse_depot_address`, and every name other modules
-import. The parts: model.py (types), paths.py (local paths), files.py (depots files and their
-templating), parse.py (the depot schema), precedence.py (precedence and cross-field checks),
-builtin.py (the embedded and environment depots).
+import. The other parts: model.py (types), table_defaults.py (a depot's table defaults),
+paths.py (local paths), parse.py (the depot schema), precedence.py (precedence and cross-field
+checks), builtin.py (the embedded and environment depots).
 """
 
 from __future__ import annotations
@@ -27,13 +31,7 @@ from dbt.adapters.lakehouse.profile.depot.builtin import (
     _env_depot,
     embedded_catalog_uri,
 )
-from dbt.adapters.lakehouse.profile.depot.files import (
-    _find_depots_file,
-    _load_entry,
-    _render,
-    _template_env,
-    depots_file_candidates,
-)
+from dbt.adapters.lakehouse.profile.depot.files import depots_file_candidates
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SCHEME_RE,
     CATALOG_TYPES,
@@ -54,6 +52,7 @@ from dbt.adapters.lakehouse.profile.depot.model import (
 from dbt.adapters.lakehouse.profile.depot.parse import _draft_from_entry, _kind
 from dbt.adapters.lakehouse.profile.depot.paths import _absolute_cwd
 from dbt.adapters.lakehouse.profile.depot.precedence import _finish
+from dbt.adapters.lakehouse.profile.depot.resolvers import check_purpose, resolve_named
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 __all__ = [
@@ -83,6 +82,11 @@ _HINT_ADDRESS = "Use depot: dataos://<depot-name>, an inline depot mapping, or e
 
 def parse_depot_address(address: str) -> str:
     """`dataos://aws-lakehouse-depot` -> `aws-lakehouse-depot`."""
+    return parse_depot_reference(address)[0]
+
+
+def parse_depot_reference(address: str) -> tuple[str, str | None]:
+    """`dataos://lh?purpose=rw` -> (`lh`, `rw`); the purpose is None when not given."""
     text = address.strip()
     match = _SCHEME_RE.match(text)
     if match is None:
@@ -98,14 +102,24 @@ def parse_depot_address(address: str) -> str:
         raise DepotConfigError(
             f"Unsupported scheme: {scheme}. Expected 'dataos://'\n{_HINT_ADDRESS}"
         )
-    name = rest.strip().rstrip("/")
+    name, _, query = rest.strip().partition("?")
+    name = name.rstrip("/")
+    purpose = None
+    for pair in filter(None, query.split("&")):
+        key, _, value = pair.partition("=")
+        if key.strip().lower() != "purpose":
+            raise DepotConfigError(
+                f"Depot address dataos://{name}?... has option {key.strip()[:30]!r}. Accepted: "
+                "?purpose=r or ?purpose=rw."
+            )
+        purpose = value.strip().lower()
     if not _DEPOT_NAME_RE.match(name):
         raise DepotConfigError(
             f"Invalid depot address: dataos://{name}. A depot address is dataos://<depot-name>, "
             "where the name uses letters, digits, '-', '_' and '.' (e.g. "
             "dataos://aws-lakehouse-depot)."
         )
-    return name
+    return name, purpose
 
 
 def resolve_depot(
@@ -119,6 +133,8 @@ def resolve_depot(
     aws_role: Mapping[str, Any] | None = None,
     cwd: Path | None = None,
     home: Path | None = None,
+    apikey: str | None = None,
+    read_only: bool = False,
 ) -> Depot:
     """The one Depot a profile target means; raises DepotConfigError listing every problem."""
     ctx = _Context(
@@ -128,6 +144,7 @@ def resolve_depot(
         aws_region=(aws_region or "").strip() or None,
         aws_endpoint=(aws_endpoint or "").strip() or None,
         aws_role=dict(aws_role or {}),
+        apikey=(apikey or "").strip() or None,
     )
     if depot is None:
         if ctx.aws_role:
@@ -153,9 +170,7 @@ def resolve_depot(
         )
     if depot.strip() == ENV_DEPOT:
         return _env_depot(ctx)
-    name = parse_depot_address(depot)
-    path = _find_depots_file(name, depots_file, ctx)
-    entry = _load_entry(path, name, depots_file, ctx)
-    rendered = _render(entry, name, path, _template_env(ctx.env), key_path="")
-    draft, problems = _draft_from_entry(rendered)
-    return _finish(draft, problems, name, f"depots file {path}", ctx)
+    name, purpose = parse_depot_reference(depot)
+    answer = resolve_named(name, check_purpose(purpose, read_only, depot), depots_file, ctx)
+    draft, problems = _draft_from_entry(answer.entry)
+    return _finish(draft, problems, name, answer.source, ctx)

@@ -41,12 +41,15 @@ def depots_file_candidates(
     return candidates
 
 
-def _find_depots_file(name: str, depots_file: str | None, ctx: _Context) -> Path:
+def _find_depots_file(depots_file: str | None, ctx: _Context) -> Path | None:
+    """The first depots file that exists, None when there is none."""
     candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise DepotConfigError(
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def no_depots_file_message(name: str, depots_file: str | None, ctx: _Context) -> str:
+    candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
+    return (
         f"No depots file found for depot: dataos://{name}. Searched, in order: "
         f"{_search_report(candidates, None, depots_file, ctx)}. Accepted: set `depots_file:` "
         "in the profile, export LAKEHOUSE_DEPOTS_FILE=/path/to/depots.yml, or create "
@@ -68,7 +71,8 @@ def _search_report(
     return "; ".join(lines)
 
 
-def _load_entry(path: Path, name: str, depots_file: str | None, ctx: _Context) -> Any:
+def _load_depots(path: Path) -> dict[str, Any]:
+    """The depots a depots file defines, by name."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -89,16 +93,19 @@ def _load_entry(path: Path, name: str, depots_file: str | None, ctx: _Context) -
             f"{_kind(depots if isinstance(document, Mapping) else document)}. Accepted: "
             "`depots: {<name>: {type: lakehouse, spec: ..., catalog: ..., secrets: ...}}`."
         )
-    by_name = {str(key): value for key, value in depots.items()}
-    if name not in by_name:
-        known = ", ".join(sorted(by_name)) or "(none)"
-        candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
-        raise DepotConfigError(
-            f"Unknown depot: dataos://{name} is not defined in {path}. Known depots there: "
-            f"{known}. Files searched: {_search_report(candidates, path, depots_file, ctx)}. "
-            f"Accepted: one of the known names, or add '{name}' under `depots:` in {path}."
-        )
-    return by_name[name]
+    return {str(key): value for key, value in depots.items()}
+
+
+def unknown_depot_message(
+    path: Path, name: str, known: list[str], depots_file: str | None, ctx: _Context
+) -> str:
+    candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
+    return (
+        f"Unknown depot: dataos://{name} is not defined in {path}. Known depots there: "
+        f"{', '.join(sorted(known)) or '(none)'}. Files searched: "
+        f"{_search_report(candidates, path, depots_file, ctx)}. Accepted: one of the known "
+        f"names, or add '{name}' under `depots:` in {path}."
+    )
 
 
 class _MissingEnvVar(Exception):

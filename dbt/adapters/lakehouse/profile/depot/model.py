@@ -189,6 +189,8 @@ class _Context:
     aws_endpoint: str | None
     # The profile's aws_role_* keys (they win over the depot's).
     aws_role: Mapping[str, Any] = field(default_factory=dict)
+    # The profile's DataOS apikey, for the Depot Service when DATAOS_RUN_AS_APIKEY is unset.
+    apikey: str | None = field(default=None, repr=False)
 
     def getenv(self, name: str) -> str | None:
         # Unset and empty are the same: `export X=` is how shells "unset" in CI files.

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NoReturn
 
-from dbt.adapters.lakehouse.delta_mirror.formats import DeltaConfigError, parse_table_formats
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.models.format_version import FormatVersionError, parse_format_version
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
 from dbt.adapters.lakehouse.profile.depot.azure import (
     AZURE_SECRET_ENV,
@@ -34,6 +32,12 @@ from dbt.adapters.lakehouse.profile.depot.model import (
 )
 from dbt.adapters.lakehouse.profile.depot.parse import _Draft
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
+from dbt.adapters.lakehouse.profile.depot.table_defaults import (
+    DeltaConfigError,
+    FormatVersionError,
+    parse_format_version,
+    parse_table_formats,
+)
 from dbt.adapters.lakehouse.profile.secrets import Secret, safe_url
 
 
