@@ -1,9 +1,11 @@
-"""`dataos://<depot>` resolved the way DataOS resolves it, with no depots file: the sample
+"""`dataos://<depot>` resolved the way DataOS resolves it, with no depots file: the whole sample
 project built from a depot the local Depot Service serves (DataOS 1.x JSON, secrets as base64
-`k=v` lines in DataOS's spelling, the run-as apikey as the REST token) and, separately, from a
-DataOS 2.0 secret-dir file (`metastoreUrl` + `metastoreRelativePath`, our secret spelling),
-on the s3_rest servers; `dbt debug` names the resolver; a profile mixing a depots-file depot
-and a service-resolved one; and one bad input per fault, which fails before Spark starts.
+`k=v` lines in DataOS's spelling, the run-as apikey as the REST token) and, separately, one
+seed and the view over it built from a DataOS 2.0 secret-dir file (`metastoreUrl` +
+`metastoreRelativePath`, our secret spelling), each read back row for row, on the s3_rest
+servers (every `dbt` process attaches to the one warm engine these tests share); `dbt debug`
+names the resolver; a profile mixing a depots-file depot and a service-resolved one; and one
+bad input per fault, which fails before Spark starts.
 
 Each command is its own `dbt` process with its own environment, as on a DataOS workload; the
 DataOS variables never reach the test process. Every output and file the commands leave is
@@ -11,7 +13,9 @@ searched for the apikeys and secrets."""
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -106,6 +110,30 @@ def sample(folder: Path, schema: str, depot: str = f"dataos://{SERVED}", **extra
     return folder
 
 
+READ_BACK = "dataos_rows_read_back"
+
+
+def add_read_back_test(project: Path) -> None:
+    """A singular test in `project` that fails unless stg_customers holds exactly the rows of
+    seeds/raw_customers.csv (`id` as customer_id, the names): both EXCEPT ALLs empty. It reads
+    back through the depot what the seed wrote, so a build passes only if both worked."""
+    with (project / "seeds" / "raw_customers.csv").open(newline="") as lines:
+        rows = list(csv.DictReader(lines))
+    assert rows, "raw_customers.csv has no rows"
+
+    def quoted(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    values = ", ".join(
+        f"({int(r['id'])}, {quoted(r['first_name'])}, {quoted(r['last_name'])})" for r in rows
+    )
+    built = "select customer_id, first_name, last_name from {{ ref('stg_customers') }}"
+    expected = f"select * from values {values} as t(customer_id, first_name, last_name)"
+    (project / "tests" / f"{READ_BACK}.sql").write_text(
+        f"({built} except all {expected})\nunion all\n({expected} except all {built})\n"
+    )
+
+
 def dbt(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     child = {k: v for k, v in os.environ.items() if k not in _DATAOS_VARS}
     return subprocess.run(
@@ -137,9 +165,11 @@ def service_env(world: World, apikey: str | None = None) -> dict[str, str]:
 class TestSampleBuiltFromEachResolver:
     def test_from_the_depot_service(self, world: World, tmp_path: Path) -> None:
         project = sample(tmp_path / "svc", "dataos_svc")
+        add_read_back_test(project)
         before = world.service.calls.copy()
         built = dbt(project, service_env(world), "build")
         assert built.returncode == 0, built.stdout[-3000:]
+        assert re.search(rf"PASS {READ_BACK}\b", built.stdout), built.stdout[-3000:]
         # One command asks once: the depot and its secret, then memory.
         asked = world.service.calls - before
         assert asked == {f"/ds/api/v2/depots/{SERVED}": 1, f"/ds/api/v2/depots/{SERVED}/secrets": 1}
@@ -150,11 +180,15 @@ class TestSampleBuiltFromEachResolver:
         assert_no_secret(world, built.stdout, built.stderr, debug.stdout, folder=project)
 
     def test_from_the_secret_dir(self, world: World, tmp_path: Path) -> None:
+        """A smaller build than the service's (CI time; the same engine and plan): one seed and
+        the view over it, written through the secret-dir depot and read back, row for row."""
         project = sample(tmp_path / "dir", "dataos_dir", depot=f"dataos://{SERVED}?purpose=rw")
+        add_read_back_test(project)
         env = {"DATAOS_SECRET_DIR": str(world.secret_dir)}
         before = sum(world.service.calls.values())
-        built = dbt(project, env, "build")
+        built = dbt(project, env, "build", "-s", "raw_customers", "stg_customers")
         assert built.returncode == 0, built.stdout[-3000:]
+        assert re.search(rf"PASS {READ_BACK}\b", built.stdout), built.stdout[-3000:]
         debug = dbt(project, env, "debug")
         assert debug.returncode == 0, debug.stdout[-3000:]
         config = world.secret_dir / f"{SERVED}_config.yaml"
