@@ -16,6 +16,7 @@ from dbt_common.dataclass_schema import dbtClassMixin
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.engine.jars.lines import engine_label
+from dbt.adapters.lakehouse.engine.native import NATIVE_ENGINES
 
 DEFAULT_CATALOG_NAME = "lakehouse"
 DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
@@ -60,6 +61,9 @@ class EngineOptions(dbtClassMixin):
     # Minutes it stays up with no dbt command attached; 0 starts a JVM for every command.
     # Unset: 15 for a local master, 0 (off) for a cluster one.
     keep_warm_minutes: float | None = None
+    # Native execution: `comet` runs scans, joins, aggregates and shuffles in Apache DataFusion
+    # Comet (engine/native.py; Spark 4.1 line only). Unset: Spark's JVM execution.
+    native: str | None = None
 
 
 @dataclass
@@ -212,5 +216,11 @@ def _engine_problems(engine: Any) -> list[str]:
         problems.append(
             f"engine.keep_warm_minutes must be a number of minutes, 0 or more (0: a new JVM "
             f"for every command); got {minutes!r}."
+        )
+    native = engine.get("native")
+    if native is not None and native not in NATIVE_ENGINES:
+        problems.append(
+            f"engine.native must be one of {', '.join(NATIVE_ENGINES)} (or left out: Spark's "
+            f"JVM execution); got {native!r}."
         )
     return problems

@@ -209,10 +209,13 @@ def test_hadoop_aws_matches_the_hadoop_inside_the_installed_pyspark() -> None:
 
 
 def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
+    # Comet (native execution) is offered, and so fetched, on the 4.1 line only.
+    comet = [] if LINE.spark == "3.5" else ["comet"]
     assert sorted(CACHED_JARS) == [
         "abfs",
         "aws-sdk-v2",
         "azure-sdk",
+        *comet,
         "gcp-bundle",
         "gcs-connector",
         "h2",
@@ -233,7 +236,7 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
     # and being optional they never fail `dbt-lakehouse install`. Nor has Iceberg 1.12's runtime
     # (PyPI's copy is of 1.10.2), which every session needs.
     only_maven = sorted(n for n, s in CACHED_JARS.items() if len(s.sources) == 1)
-    optional = ["abfs", "aws-sdk-v2", "azure-sdk", "gcp-bundle", "gcs-connector"]
+    optional = ["abfs", "aws-sdk-v2", "azure-sdk", *comet, "gcp-bundle", "gcs-connector"]
     assert only_maven == sorted([*optional, "iceberg"] + ([] if LINE.spark == "3.5" else ["s3a"]))
     assert not any(CACHED_JARS[n].required for n in optional)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.embedded_catalog import EmbeddedCatalog
-from dbt.adapters.lakehouse.engine.jars import H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.engine.jars import COMET_JARS, H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.engine.native import comet_conf, native_engine
 from dbt.adapters.lakehouse.engine.runtime import is_connect_master
 from dbt.adapters.lakehouse.engine.sparkconf import (
     SparkConfPlan,
@@ -138,12 +139,14 @@ def engine_spec(
     options = creds.spark
     connect = is_connect_master(options.master)
     packages = options.conf.get("spark.jars.packages", "").split(",")
+    native = native_engine(creds.engine.native, connect)
+    needs = set(plan.jar_needs) | ({COMET_JARS.need} if native else set())
     # A Connect server brings its own jars: none are fetched for a driver that is not here.
     jars = (
         []
         if connect
         else resolve_jars(
-            plan.jar_needs, options.jars, env=env, fetch_missing=fetch_missing, packages=packages
+            needs, options.jars, env=env, fetch_missing=fetch_missing, packages=packages
         )
     )
     conf: dict[str, str] = dict(_DEFAULT_CONF)
@@ -167,6 +170,9 @@ def engine_spec(
     conf.update({str(k): str(v) for k, v in options.conf.items()})
     user_java_options = conf.get("spark.driver.extraJavaOptions", "")
     conf["spark.driver.extraJavaOptions"] = " ".join(java_options + [user_java_options]).strip()
+    if native:
+        comet_jar = COMET_JARS.locate(env)
+        conf = comet_conf(conf, comet_jar[0] if comet_jar else None, options.master)
     return EngineSpec(
         master=options.master,
         app_name=options.app_name,

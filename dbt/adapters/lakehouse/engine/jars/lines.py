@@ -28,6 +28,9 @@ class EngineLine:
 
 # The Iceberg release on every line (its runtime jar is per line: sets.py).
 ICEBERG_VERSION = "1.12.0"
+# Apache DataFusion Comet, native execution (engine/native.py): on the 4.1 line only.
+COMET_VERSION = "1.2.0"
+COMET_LINES = ("4.1",)
 DEFAULT_LINE = "4.1"
 LINES: dict[str, EngineLine] = {
     "3.5": EngineLine(spark="3.5", scala="2.12", hadoop="3.3.4", java_min=11),

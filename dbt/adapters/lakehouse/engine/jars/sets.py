@@ -16,7 +16,12 @@ from dbt.adapters.lakehouse.engine.jars.fetch import (
     maven_central,
     pypi_sdist,
 )
-from dbt.adapters.lakehouse.engine.jars.lines import ICEBERG_VERSION, installed_line
+from dbt.adapters.lakehouse.engine.jars.lines import (
+    COMET_LINES,
+    COMET_VERSION,
+    ICEBERG_VERSION,
+    installed_line,
+)
 
 LINE = installed_line()
 SPARK_BINARY_VERSION = LINE.spark
@@ -305,6 +310,24 @@ GCP_BUNDLE_JARS = CachedJarSet(
     required=False,
 )
 
+# Native execution (engine/native.py): Apache DataFusion Comet's Spark plugin, its native library
+# (Linux amd64 and aarch64) inside; 99 MB. Only the 4.1 line offers it (a 3.5 session asking for
+# it is refused), so only the 4.1 line fetches it; optional, as only a profile with
+# `engine: {native: comet}` loads it.
+COMET_JARS = CachedJarSet(
+    need="comet",
+    sources=(
+        maven_jar(
+            "org.apache.datafusion",
+            f"comet-spark-spark{SPARK_BINARY_VERSION}_{SCALA_BINARY_VERSION}",
+            COMET_VERSION,
+            "5055c43dca9e8cce83c33b1ff25646d1436c94698ca48beb3475bf60843b8d37",
+            "LAKEHOUSE_COMET_JAR",
+        ),
+    ),
+    required=False,
+)
+
 CACHED_JARS: dict[str, CachedJarSet] = {
     s.need: s
     for s in (
@@ -317,6 +340,7 @@ CACHED_JARS: dict[str, CachedJarSet] = {
         AZURE_SDK_JARS,
         GCS_CONNECTOR_JARS,
         GCP_BUNDLE_JARS,
+        *((COMET_JARS,) if LINE.spark in COMET_LINES else ()),
     )
 }
 
@@ -331,6 +355,7 @@ PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
     "abfs": ("org.apache.hadoop:hadoop-azure:",),
     "azure-sdk": ("org.apache.iceberg:iceberg-azure-bundle:", "com.azure:"),
     "gcs-connector": ("com.google.cloud.bigdataoss:gcs-connector:",),
+    "comet": ("org.apache.datafusion:comet-spark-",),
     "gcp-bundle": (
         "org.apache.iceberg:iceberg-gcp-bundle:",
         "com.google.cloud:google-cloud-storage:",
