@@ -167,13 +167,9 @@ def _get_json(
     headers = {"apikey": endpoint.apikey, "Accept": "application/json"}
     try:
         status, body = get(url, headers, endpoint.timeout)
-    except TimeoutError:
-        raise DepotConfigError(
-            f"Depot '{name}': {shown} did not answer within {endpoint.timeout:g}s (asking for "
-            f"its {what}). Fix: check the service, or raise LAKEHOUSE_DEPOT_SERVICE_TIMEOUT."
-        ) from None
     except (OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or type(exc).__name__
+        # A timeout comes bare (TimeoutError is an OSError) or as urllib's URLError reason.
+        reason = getattr(exc, "reason", None) or exc
         if isinstance(reason, TimeoutError | socket.timeout):
             raise DepotConfigError(
                 f"Depot '{name}': {shown} did not answer within {endpoint.timeout:g}s (asking "
