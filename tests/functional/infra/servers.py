@@ -90,6 +90,31 @@ def spawn_logged(
         )
 
 
+def listening_addresses(pid: int) -> set[str]:
+    """The addresses a process listens on (`/proc`, Linux): its socket inodes matched against
+    the LISTEN rows of /proc/net/tcp (dotted IPv4) and tcp6 (shown as `tcp6:<hex>`)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed since it was listed
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    addresses = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1].split(":")[0], fields[3], fields[9]
+            if state != "0A" or inode not in inodes:  # 0A: LISTEN
+                continue
+            if table == "tcp":  # little-endian
+                addresses.add(".".join(str(b) for b in reversed(bytes.fromhex(local))))
+            else:
+                addresses.add(f"tcp6:{local}")
+    return addresses
+
+
 def _stop_process(process: subprocess.Popen[bytes] | None) -> None:
     if process is None or process.poll() is not None:
         return

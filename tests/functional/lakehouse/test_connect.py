@@ -18,6 +18,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
 from functional.infra.connect import ConnectServer
+from functional.infra.servers import listening_addresses
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, table
 
@@ -223,6 +224,11 @@ class TestConnectSecrets:
         for secret in secrets:
             assert secret not in server_log
             assert secret not in dbt_text
+
+    def test_the_server_listens_on_loopback_only(self, connect_server):
+        assert connect_server.process is not None
+        addresses = listening_addresses(connect_server.process.pid)
+        assert addresses == {"127.0.0.1"}, addresses
 
 
 @pytest.mark.only_profile("connect")
