@@ -12,6 +12,7 @@ import threading
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
@@ -94,6 +95,18 @@ def start_engine_early(
         return False
     ENGINE.start_early(spec)
     return True
+
+
+def mount_source_depots(profile: Any) -> None:
+    """The depots the project's sources name by dataset address, mounted before the engine
+    starts (profile/dataset_mounts.py); nothing for a profile made outside a project."""
+    project_root = getattr(profile, "project_root", None)
+    if project_root is None:
+        return
+    from dbt.adapters.lakehouse.profile.dataset_mounts import mount_dataset_depots
+
+    model_paths = getattr(profile, "model_paths", None) or ["models"]
+    mount_dataset_depots(profile.credentials, Path(project_root), model_paths)
 
 
 def begin_audited_run(credentials: LakehouseCredentials) -> None:
@@ -186,6 +199,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         super().__init__(profile, mp_context)
         # Constructed when dbt registers the adapter, before it parses the project.
         if isinstance(profile.credentials, LakehouseCredentials):
+            mount_source_depots(profile)
             start_engine_early(
                 profile.credentials,
                 os.environ,

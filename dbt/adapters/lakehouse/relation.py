@@ -16,6 +16,12 @@ from dbt.adapters.base.relation import BaseRelation, Policy
 from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationConfig
 from dbt_common.exceptions import CompilationError
 
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.dataset_address import (
+    catalog_name,
+    is_dataset_address,
+    parse_dataset_address,
+)
 from dbt.adapters.lakehouse.time_travel.as_of import AsOf, checks_now, parse_as_of
 
 
@@ -84,11 +90,28 @@ class LakehouseRelation(BaseRelation):
         name = self.render()
         return plain.replace(name, f"{name} {as_of.clause}", 1)
 
+    def in_dataset(self, source: RelationConfig) -> LakehouseRelation:
+        """A source whose identifier is a DataOS dataset address (`dataos://<depot>:<collection>
+        /<dataset>`) as the table it names, in the catalog its depot is mounted as
+        (profile/dataset_mounts.py); any other source as it is."""
+        if not is_dataset_address(self.identifier):
+            return self
+        name = f"source {getattr(source, 'source_name', '?')}.{getattr(source, 'name', '?')}"
+        try:
+            address = parse_dataset_address(str(self.identifier))
+        except DepotConfigError as exc:
+            raise CompilationError(f"{name}: {exc.msg}") from None
+        catalog = _dataset_catalog(address.depot)
+        path = {"database": catalog, "schema": address.collection, "identifier": address.dataset}
+        return self.incorporate(path=path)
+
     @classmethod
     def create_from(
         cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any
     ) -> LakehouseRelation:
         relation: LakehouseRelation = super().create_from(quoting, relation_config, **kwargs)
+        if relation_config.resource_type == "source":
+            relation = relation.in_dataset(relation_config)
         # Only dbt's source() passes event_time_filter. Its other calls name the live table:
         # the manifest's relation_name, freshness, the docs catalog.
         if "event_time_filter" not in kwargs or relation_config.resource_type != "source":
@@ -99,6 +122,20 @@ class LakehouseRelation(BaseRelation):
         travelled = relation.with_time_travel(as_of)
         check_source_time_travel(travelled, as_of)
         return travelled
+
+
+def _dataset_catalog(depot: str) -> str:
+    """The catalog the registered adapter mounted `depot` as; outside dbt (no adapter), the
+    catalog it would be mounted as."""
+    from dbt.adapters.lakehouse.profile.dataset_mounts import catalog_for
+
+    try:
+        from dbt.adapters.factory import get_adapter_by_type
+
+        credentials = get_adapter_by_type("lakehouse").config.credentials
+    except Exception:  # no lakehouse adapter registered in this process
+        return catalog_name(depot)
+    return catalog_for(credentials, depot)
 
 
 def source_as_of(source: RelationConfig) -> AsOf | None:

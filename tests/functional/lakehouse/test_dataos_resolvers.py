@@ -14,6 +14,7 @@ searched for the apikeys and secrets."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.only_profile("s3_rest")
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "jaffle_lakehouse"
 SERVED = "dataos-lake"
+ELSEWHERE = "other-lake"
 RUN_AS_WRONG = "runAsWrong-f00d42"
 # Names a DataOS workload has that must not leak into the child's resolution from the host.
 _DATAOS_VARS = (
@@ -96,6 +98,8 @@ def world(s3_server: S3Server, rest_catalog: RestCatalog, lakehouse_root: Path) 
                     "aws_secret_key": s3_server.secret_key, "apikey": rest_catalog.token},
     }  # fmt: skip
     (secret_dir / f"{SERVED}_config.yaml").write_text(yaml.safe_dump({"connection": manifest}))
+    # Another depot on the same catalog: what a source's dataset address names.
+    (secret_dir / f"{ELSEWHERE}_config.yaml").write_text(yaml.safe_dump({"connection": manifest}))
     yield World(service, secret_dir, s3_server, rest_catalog, lakehouse_root)
     service.stop()
 
@@ -131,6 +135,35 @@ def add_read_back_test(project: Path) -> None:
     expected = f"select * from values {values} as t(customer_id, first_name, last_name)"
     (project / "tests" / f"{READ_BACK}.sql").write_text(
         f"({built} except all {expected})\nunion all\n({expected} except all {built})\n"
+    )
+
+
+VIA_ADDRESS = "customers_via_address"
+
+
+def add_dataset_address_source(project: Path, schema: str) -> None:
+    """A source named the DataOS way, `dataos://other-lake:<schema>/raw_customers` (the seed,
+    through another depot's read-only catalog), a model over it, and a test that it holds the
+    seed's rows exactly."""
+    source = {
+        "name": "elsewhere",
+        "tables": [
+            {"name": "customers", "identifier": f"dataos://{ELSEWHERE}:{schema}/raw_customers"}
+        ],
+    }
+    (project / "models" / "dataset_sources.yml").write_text(
+        yaml.safe_dump({"version": 2, "sources": [source]})
+    )
+    # depends_on: the seed is written by this build, before the model reads it elsewhere.
+    (project / "models" / f"{VIA_ADDRESS}.sql").write_text(
+        "-- depends_on: {{ ref('raw_customers') }}\n"
+        "select id, first_name, last_name from {{ source('elsewhere', 'customers') }}\n"
+    )
+    built, seed = "{{ ref('" + VIA_ADDRESS + "') }}", "{{ ref('raw_customers') }}"
+    (project / "tests" / "via_address_rows.sql").write_text(
+        f"(select * from {built} except all select id, first_name, last_name from {seed})\n"
+        f"union all\n(select id, first_name, last_name from {seed} except all "
+        f"select * from {built})\n"
     )
 
 
@@ -181,14 +214,21 @@ class TestSampleBuiltFromEachResolver:
 
     def test_from_the_secret_dir(self, world: World, tmp_path: Path) -> None:
         """A smaller build than the service's (CI time; the same engine and plan): one seed and
-        the view over it, written through the secret-dir depot and read back, row for row."""
+        the view over it, written through the secret-dir depot and read back, row for row; and
+        the seed read again through a source's dataset address in another depot, mounted
+        read-only from the secret dir too."""
         project = sample(tmp_path / "dir", "dataos_dir", depot=f"dataos://{SERVED}?purpose=rw")
         add_read_back_test(project)
+        add_dataset_address_source(project, "dataos_dir")
         env = {"DATAOS_SECRET_DIR": str(world.secret_dir)}
         before = sum(world.service.calls.values())
-        built = dbt(project, env, "build", "-s", "raw_customers", "stg_customers")
+        built = dbt(project, env, "build", "-s", "raw_customers", "stg_customers", VIA_ADDRESS)
         assert built.returncode == 0, built.stdout[-3000:]
         assert re.search(rf"PASS {READ_BACK}\b", built.stdout), built.stdout[-3000:]
+        assert re.search(r"PASS via_address_rows\b", built.stdout), built.stdout[-3000:]
+        manifest = json.loads((project / "target" / "manifest.json").read_text())
+        source = manifest["sources"]["source.jaffle_lakehouse.elsewhere.customers"]
+        assert source["relation_name"] == "`other_lake`.`dataos_dir`.`raw_customers`"
         debug = dbt(project, env, "debug")
         assert debug.returncode == 0, debug.stdout[-3000:]
         config = world.secret_dir / f"{SERVED}_config.yaml"

@@ -19,6 +19,7 @@ from typing import Any
 from dbt.adapters.lakehouse.catalogs.register import mount_origins
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
+from dbt.adapters.lakehouse.profile.dataset_mounts import dataset_origins
 from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
 from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
 from dbt.adapters.lakehouse.profile.depot.secret_dir import DEFAULT_SECRET_DIR
@@ -67,9 +68,9 @@ def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
         if found is not None:
             return found
         depot = resolve_profile_depot(creds)
-        # Entries catalogs.yml added are named by their catalogs.yml entry (catalogs/).
+        # Entries catalogs.yml or a source's dataset address added are named by it.
         mounted = resolve_mounted_depots(
-            creds.depots, creds.depots_file, mount_origins(creds), apikey=creds.apikey
+            creds.depots, creds.depots_file, _origins(creds), apikey=creds.apikey
         )
         prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
         for mount in mounted:
@@ -101,5 +102,10 @@ def _cache_key(creds: LakehouseCredentials) -> tuple[Any, ...]:
         tuple(sorted(os.environ.items())),
         str(Path.cwd()),
         tuple(files),
-        tuple(sorted(mount_origins(creds).items())),
+        tuple(sorted(_origins(creds).items())),
     )
+
+
+def _origins(creds: LakehouseCredentials) -> dict[str, str]:
+    """Catalog -> what mounted it, for the entries the profile's `depots:` did not name."""
+    return {**mount_origins(creds), **dataset_origins(creds)}
