@@ -22,8 +22,10 @@ import pytest
 import yaml
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.lakehouse.engine.jars.lines import COMET_LINES, installed_line
+from dbt.adapters.lakehouse.engine.native import platform_problem, this_platform
 from functional.infra.servers import free_port
-from functional.lakehouse.tables import rows
+from functional.lakehouse.tables import rows, table
 
 # Eight input partitions, so both one-core executors get tasks.
 SPREAD_SQL = """
@@ -53,6 +55,51 @@ class TestCluster:
             ran = [f for f in files if ours[0]["id"] in str(f)]
             assert ran, f"worker {worker} ran no executor of {ours[0]['id']}: {files}"
             assert any("Running task" in f.read_text(errors="replace") for f in ran), worker
+
+
+BY_K_SQL = """
+{{ config(materialized='table') }}
+select k, count(*) as n, sum(id) as s from {{ ref('spread') }} group by k
+"""
+COMET_PLUGIN_STARTED = "Initialized executor component for plugin org.apache.spark.CometPlugin"
+
+
+@pytest.mark.only_profile("cluster")
+@pytest.mark.skipif(
+    installed_line().spark not in COMET_LINES or platform_problem(this_platform()) is not None,
+    reason="Comet runs on the 4.1 line, on a machine its native library loads on",
+)
+class TestCometOnCluster:
+    """`engine: {native: comet}` on a standalone cluster: each worker's executor starts Comet's
+    plugin (its jar is on the executors' classpath, engine/native.py), the plan of an aggregate
+    is Comet's, and its rows are the ones computed here."""
+
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, dbt_profile_target: dict) -> dict:
+        return {**dbt_profile_target, "engine": {"native": "comet"}}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"spread.sql": SPREAD_SQL, "by_k.sql": BY_K_SQL}
+
+    def test_executors_run_comet(self, project, spark_cluster):
+        run_dbt(["run"])
+        expected = {}
+        for i in range(20000):
+            n, s = expected.get(i % 7, (0, 0))
+            expected[i % 7] = (n + 1, s + i)
+        assert rows(project, "by_k") == sorted((k, n, s) for k, (n, s) in expected.items())
+        plan = project.run_sql(
+            f"explain select k, count(*) from {table(project, 'spread')} group by k", fetch="all"
+        )
+        assert "CometHashAggregate" in str(plan), plan
+        started = {
+            worker
+            for worker, files in spark_cluster.executor_logs().items()
+            for f in files
+            if COMET_PLUGIN_STARTED in f.read_text(errors="replace")
+        }
+        assert len(started) == 2, spark_cluster.executor_logs()
 
 
 def _failed_start(
