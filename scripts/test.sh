@@ -16,22 +16,22 @@ if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/pytest" "$@"
 fi
 "$VENV/bin/pytest" tests/unit -q
-# The whole functional suite on the default lines (docs/tests.md), profile by profile. The
+# The whole functional suite on the default lines (docs/tests.md), profile by profile. Files go
+# to the two workers in the order tests/conftest.py sorts them (slowest first), not by their
+# number of tests (xdist's default). The
 # embedded lakehouse: every feature, the community packages' own projects, catalogs.yml.
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile local
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --profile local
 # S3 (moto) + the Iceberg REST catalog (tests/functional/infra), each server started by the tests
 # on 127.0.0.1: what the storage and the catalog change (modules marked only_profile("local")
 # do not run here).
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --durations=15 --profile s3_rest
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --profile s3_rest
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
-# What differs there is where tasks run (executors in other JVMs), not SQL semantics.
-# The killed-merge test stays on local and s3_rest: what it checks is the driver's
-# commit, the same whatever runs the tasks, and on two one-core executors its 2M-row table is
-# the subset's slowest.
+# What differs there is where tasks run (executors in other JVMs), not SQL semantics: the
+# cluster's own tests (Comet's plugin on the executors too), Python models, and one merge
+# whose shuffle and commit span the executors (every strategy's rows run on local).
 "$VENV/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
-  tests/functional/lakehouse/test_incremental_strategies.py \
-  tests/functional/lakehouse/test_python_models.py \
-  --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge
+  tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge \
+  tests/functional/lakehouse/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
 # The adapter's own Connect tests, cancelling, every incremental strategy's exact contents, and
 # a zero-copy clone through the REST catalog; the docs-stats, freshness, seed, snapshot and
@@ -43,7 +43,7 @@ CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lake
   tests/functional/lakehouse/test_incremental_strategies.py
   tests/functional/adapter/test_dbt_clone.py
   --deselect tests/functional/lakehouse/test_incremental_strategies.py::TestKilledMerge)
-"$VENV/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
+"$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
 # The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/engine-lines.md):
 # the unit tests, then a named subset of what differs by line: the sample's first build, S3
 # through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and Spark
@@ -51,7 +51,7 @@ CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lake
 OTHER=.venv-spark35
 LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install.sh
 "$OTHER/bin/pytest" tests/unit -q
-"$OTHER/bin/pytest" -q -n 2 --dist loadfile --durations=10 --profile s3_rest \
+"$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
   tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \
   tests/functional/lakehouse/test_s3_faults.py
 "$OTHER/bin/pytest" -q --durations=10 --profile connect tests/functional/lakehouse/test_connect.py

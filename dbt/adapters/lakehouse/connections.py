@@ -35,10 +35,13 @@ from dbt.adapters.lakehouse.engine.sql_errors import failed_check_message
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.engine.warm.client import lost_engine_message
 from dbt.adapters.lakehouse.exceptions import DataCheckError
-from dbt.adapters.lakehouse.iceberg.lineage import node_snapshot
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
+from dbt.adapters.lakehouse.report.response import response_fields
+from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
+from dbt.adapters.lakehouse.report.tags import job_description, query_tags
+from dbt.adapters.lakehouse.report.work import take as take_work
 
 if TYPE_CHECKING:
     import agate
@@ -126,6 +129,16 @@ class LakehouseAdapterResponse(AdapterResponse):
     run_results.json ties each node to the table version it wrote."""
 
     snapshot_id: int | None = None
+    # What the node did and cost, summed over its statements (report/): set at its end.
+    rows_inserted: int | None = None
+    rows_updated: int | None = None
+    rows_deleted: int | None = None
+    files_added: int | None = None
+    files_removed: int | None = None
+    bytes_written: int | None = None
+    snapshots: list[dict[str, Any]] | None = None
+    spark_jobs: int | None = None
+    spark_seconds: float | None = None
 
 
 class LakehouseHandle:
@@ -137,10 +150,18 @@ class LakehouseHandle:
         name: str,
         commit_retries: int,
         read_only: Mapping[str, str] | None = None,
+        tags: str | None = None,
     ) -> None:
+        from dbt_common.invocation import get_invocation_id
+
         self.spark = spark
         self.name = name
-        self.job_group = f"dbt-{name}-{threading.get_ident()}"
+        # The invocation in the group: a warm engine's earlier runs of this node are other
+        # groups, so the node's Spark jobs (report/spark_jobs.py) are this run's alone.
+        invocation_id = get_invocation_id()
+        self.job_group = f"dbt-{invocation_id}-{name}-{threading.get_ident()}"
+        self.job_description = job_description(name, invocation_id, tags)
+        self.tags = tags
         self._commit_retries = commit_retries
         self._read_only = dict(read_only or {})
         # Temporary views whose rows this connection computed and holds (runtime.compute_once):
@@ -155,6 +176,8 @@ class LakehouseHandle:
             self._commit_retries,
             read_only=self._read_only,
             node=self.name,
+            job_description=self.job_description,
+            tags=self.tags,
         )
 
     def cancel(self) -> None:
@@ -238,7 +261,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
             runtime.driver_jvm(spark, JAVA_TABLE_FEATURES, WITHOUT_CONNECT)
         audit.point_session(spark, run.branch if run is not None else None)
         connection.handle = LakehouseHandle(
-            spark, connection.name or "conn", creds.commit_retries, resolved.read_only
+            spark,
+            connection.name or "conn",
+            creds.commit_retries,
+            resolved.read_only,
+            query_tags(creds.query_tags, os.environ),
         )
         connection.state = ConnectionState.OPEN
         return connection
@@ -310,19 +337,24 @@ class LakehouseConnectionManager(SQLConnectionManager):
         if isinstance(handle, LakehouseHandle):
             handle.cancel()
 
-    def write_response(
-        self, table: str, message: str, code: str, rows_affected: int | None
+    def node_response(
+        self,
+        code: str,
+        rows_given: int | None = None,
+        main: Any = None,
+        message: str | None = None,
     ) -> LakehouseAdapterResponse:
-        """The response of a write a materialization reports without `statement('main')`
-        (seeds), with the snapshot this node's last commit to `table` in this run made
-        (iceberg/lineage.py); None when it committed none."""
+        """The running node's response: its commits and Spark jobs in this invocation
+        (report/), under `code`. `main`: the response its main statement gave, whose snapshot
+        stands when the node recorded no commit (lineage off)."""
+        from dbt_common.invocation import get_invocation_id
+
         handle: LakehouseHandle = self.get_thread_connection().handle
-        return LakehouseAdapterResponse(
-            _message=message,
-            code=code,
-            rows_affected=rows_affected,
-            snapshot_id=node_snapshot(handle.spark, handle.name, table),
-        )
+        work = take_work(get_invocation_id(), handle.name)
+        jobs = node_jobs(handle.spark, handle.job_group)
+        fields = response_fields(code, work, jobs, rows_given, message)
+        fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
+        return LakehouseAdapterResponse(**fields)
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:

@@ -17,6 +17,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.engine.jars.lines import engine_label
 from dbt.adapters.lakehouse.engine.native import NATIVE_ENGINES
+from dbt.adapters.lakehouse.report.tags import tag_problems
 
 DEFAULT_CATALOG_NAME = "lakehouse"
 DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
@@ -101,6 +102,8 @@ class LakehouseCredentials(Credentials):
     # Audited runs: a run's table commits go to one Iceberg branch, published to `main` only
     # when every node passed (audit/run.py).
     write_audit_publish: bool = False
+    # Attribution tags on every Spark job and Iceberg commit of a node (report/tags.py).
+    query_tags: dict[str, Any] | None = None
 
     _ALIASES = {"catalog": "database", "namespace": "schema"}
 
@@ -128,6 +131,7 @@ class LakehouseCredentials(Credentials):
             spark_keys = {f.name for f in fields(SparkOptions)}
             problems += unknown_key_problems(spark, spark_keys, "profile `spark:`")
         problems += _engine_problems(data.get("engine"))
+        problems += tag_problems(data.get("query_tags"))
         retries = data.get("commit_retries")
         if retries is not None and not (
             isinstance(retries, int)

@@ -30,7 +30,12 @@ from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_scope
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
-from dbt.adapters.lakehouse.iceberg.lineage import commit_lineage, commit_target, committed_snapshot
+from dbt.adapters.lakehouse.iceberg.lineage import (
+    commit_kind,
+    commit_lineage,
+    commit_target,
+    committed_snapshot,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -85,9 +90,13 @@ class LakehouseCursor:
         sleep: Callable[[float], None] = time.sleep,
         read_only: Mapping[str, str] | None = None,
         node: str | None = None,
+        job_description: str = runtime.DEFAULT_JOB_DESCRIPTION,
+        tags: str | None = None,
     ) -> None:
         self._spark = spark
         self._job_group = job_group
+        self._job_description = job_description
+        self._tags = tags
         self._commit_retries = commit_retries
         self._sleep = sleep
         # catalog name (lower case) -> the depot mounted there read-only, for messages
@@ -139,9 +148,9 @@ class LakehouseCursor:
         if target is None:
             self._df = self._run_with_commit_retries(statement, args)
             return
-        with commit_lineage(self._spark, self._node) as properties:
+        with commit_lineage(self._spark, self._node, self._tags) as properties:
             self._df = self._run_with_commit_retries(statement, args)
-        committed = committed_snapshot(self._spark, target, properties)
+        committed = committed_snapshot(self._spark, target, properties, commit_kind(statement))
         if committed is not None:  # the batch's last commit is the one reported
             self.snapshot_id = committed
 
@@ -165,7 +174,7 @@ class LakehouseCursor:
         attempt = 0
         while True:
             try:
-                runtime.tag_thread(self._spark, self._job_group)
+                runtime.tag_thread(self._spark, self._job_group, self._job_description)
                 return self._sql(statement, args)
             except Exception as exc:
                 text = engine_error_text(exc)

@@ -264,12 +264,16 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
         return [] if described is None else [*described.columns]
 
     @available
-    def write_response(
-        self, relation: BaseRelation, message: str, code: str, rows_affected: int | None
+    def node_response(
+        self,
+        code: str,
+        rows_given: int | None = None,
+        main: Any = None,
+        message: str | None = None,
     ) -> LakehouseAdapterResponse:
-        """The response of a write reported without `statement('main')` (seeds)."""
-        return self.connections.write_response(  # type: ignore[attr-defined, no-any-return]
-            relation.render(), message, code, rows_affected
+        """What the running node did and cost, for run_results.json (report/)."""
+        return self.connections.node_response(  # type: ignore[attr-defined, no-any-return]
+            code, rows_given, main, message
         )
 
     # ---- docs catalog (iceberg/catalog.py) ---------------------------------------------------
@@ -365,7 +369,7 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
         node, and its failures mapped like a statement's."""
         handle: LakehouseHandle = self.connections.get_thread_connection().handle
         with self.connections.exception_handler(action):
-            runtime.tag_thread(handle.spark, handle.job_group)
+            runtime.tag_thread(handle.spark, handle.job_group, handle.job_description)
             yield handle.spark
 
     @available

@@ -55,7 +55,7 @@ class TestClonePossible(_DropSchemas, BaseClonePossible):
         assert messages["table_model"] == "CLONE zero-copy"
         assert messages["my_cool_snapshot"] == "CLONE zero-copy"
         assert messages["seed"] == "CLONE zero-copy"
-        assert messages["view_model"] == "OK"  # a view is cloned as a view
+        assert messages["view_model"] == "CREATE VIEW"  # a view is cloned as a view
 
 
 @LOCAL

@@ -65,14 +65,18 @@ def driver_jvm(spark: Any, feature: str, instead: str) -> Any:
     return spark._jvm
 
 
-def tag_thread(spark: Any, group: str) -> None:
-    """Mark this thread's next Spark jobs as the connection's, so `cancel` stops them."""
+DEFAULT_JOB_DESCRIPTION = "dbt-lakehouse"
+
+
+def tag_thread(spark: Any, group: str, description: str = DEFAULT_JOB_DESCRIPTION) -> None:
+    """Mark this thread's next Spark jobs as the connection's, so `cancel` stops them, and
+    describe them (a node's description names it: report/tags.py)."""
     if is_connect(spark):
         # Connect tags are per thread, like a job group: one tag names the connection.
         spark.clearTags()
         spark.addTag(group)
     else:
-        spark.sparkContext.setJobGroup(group, "dbt-lakehouse", interruptOnCancel=True)
+        spark.sparkContext.setJobGroup(group, description, interruptOnCancel=True)
         tag = getattr(spark, "_lakehouse_job_tag", None)
         if tag is not None:
             # On a warm engine (engine/warm/): the tag the engine cancels this command's jobs by

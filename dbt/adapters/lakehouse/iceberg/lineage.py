@@ -27,11 +27,13 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg import java
+from dbt.adapters.lakehouse.report import work
 
 logger = AdapterLogger("Lakehouse")
 
 INVOCATION_KEY = "dbt.invocation_id"
 NODE_KEY = "dbt.node"
+QUERY_TAGS_KEY = "dbt.query_tags"  # report/tags.py
 # Resource types whose connections are named by node unique id (`model.pkg.orders`); other
 # connections ("master", a run-operation's macro) carry the invocation id alone.
 NODE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
@@ -91,6 +93,13 @@ _COMMITS = re.compile(
 )
 
 
+def commit_kind(statement: str) -> str:
+    """What a committing statement does, from its first keywords (report/work.py's kinds)."""
+    start = _LEADING.match(statement)
+    offset = start.end() if start else 0
+    return work.statement_kind(" ".join(statement[offset : offset + 40].split()[:2]))
+
+
 def commit_target(statement: str) -> str | None:
     """The table a statement may commit a snapshot to, as written (`cat`.`ns`.`t`), or None."""
     start = _LEADING.match(statement)
@@ -125,9 +134,6 @@ class _Reflected:
 
 _MAPS_KEPT = 512
 _REFLECTED: java.PerContext[_Reflected] = java.PerContext()
-# Per thread: (table, properties, snapshot id) of the last commit `committed_snapshot` found,
-# so a materialization reporting that write later (seeds) needs no second catalog lookup.
-_last_commit = threading.local()
 
 
 def _reflected(spark: Any) -> _Reflected:
@@ -165,8 +171,11 @@ def _reflect(spark: Any, context: Any) -> _Reflected:
 
 
 @contextmanager
-def commit_lineage(spark: Any, connection_name: str | None) -> Iterator[dict[str, str] | None]:
-    """Around one statement run on this thread: its commits carry the invocation and node.
+def commit_lineage(
+    spark: Any, connection_name: str | None, tags: str | None = None
+) -> Iterator[dict[str, str] | None]:
+    """Around one statement run on this thread: its commits carry the invocation and node,
+    and the profile's attribution tags (report/tags.py) when it has some.
 
     Yields the properties set, or None when lineage is off.
     """
@@ -177,6 +186,8 @@ def commit_lineage(spark: Any, connection_name: str | None) -> Iterator[dict[str
         yield None
         return
     properties = commit_properties(get_invocation_id(), connection_name)
+    if tags:
+        properties[QUERY_TAGS_KEY] = tags
     reflected.thread_local.set(reflected.java_map(properties))
     try:
         yield properties
@@ -186,12 +197,16 @@ def commit_lineage(spark: Any, connection_name: str | None) -> Iterator[dict[str
         reflected.thread_local.remove()
 
 
-def committed_snapshot(spark: Any, table: str, properties: Mapping[str, str] | None) -> int | None:
+def committed_snapshot(
+    spark: Any, table: str, properties: Mapping[str, str] | None, kind: str | None = None
+) -> int | None:
     """The id of the snapshot a statement just committed to `table`, or None.
 
     The head of the ref it wrote (the `spark.wap.branch` branch when the table has one, else
     main) counts only when its summary carries the statement's properties: otherwise another
     writer committed after it, or it committed nothing (e.g. a CREATE TABLE without rows).
+    With the statement's `kind` (commit_kind), a node's commit is recorded for its
+    adapter_response (report/work.py), from the summary read here.
     """
     if not properties:
         return None
@@ -210,32 +225,26 @@ def committed_snapshot(spark: Any, table: str, properties: Mapping[str, str] | N
         for head in heads:
             if head is not None and _carries(head.summary(), properties):
                 snapshot_id = int(head.snapshotId())
-                _last_commit.found = (table, dict(properties), snapshot_id)
+                if kind is not None and NODE_KEY in properties:
+                    _record(head, table, snapshot_id, kind, properties)
                 return snapshot_id
     except Exception as exc:  # not an Iceberg table, or gone again: no snapshot to report
         logger.debug(f"no committed snapshot read for {table}: {exc}")
     return None
 
 
-def last_committed_snapshot(
-    spark: Any, table: str, properties: Mapping[str, str] | None
-) -> int | None:
-    """The snapshot this thread's last commit to `table` under `properties` made, as
-    `committed_snapshot` found it; looked up afresh when none was recorded."""
-    found = getattr(_last_commit, "found", None)
-    if properties and found is not None and found[:2] == (table, dict(properties)):
-        return int(found[2])
-    return committed_snapshot(spark, table, properties)
+def _record(
+    head: Any, table: str, snapshot_id: int, kind: str, properties: Mapping[str, str]
+) -> None:
+    summary = head.summary()
+    figures = {}
+    for key in work.SUMMARY_KEYS:
+        value = summary.get(key)
+        if value is not None:
+            figures[key] = str(value)
+    commit = work.Commit(table, snapshot_id, str(head.operation()), kind, figures)
+    work.record(properties[INVOCATION_KEY], properties[NODE_KEY], commit)
 
 
 def _carries(summary: Any, properties: Mapping[str, str]) -> bool:
     return all(summary.get(key) == value for key, value in properties.items())
-
-
-def node_snapshot(spark: Any, connection_name: str | None, table: str) -> int | None:
-    """The snapshot the last commit to `table` by this connection's node in this invocation
-    made (a write a materialization reports itself, as seeds do); None when it made none."""
-    from dbt_common.invocation import get_invocation_id
-
-    properties = commit_properties(get_invocation_id(), connection_name)
-    return last_committed_snapshot(spark, table, properties)

@@ -46,11 +46,11 @@
   {%- else -%}
     {%- do lakehouse_zero_copy_clone(target_relation, source, existing_relation) -%}
   {%- endif -%}
-  {% do store_result('main', response=adapter.write_response(target_relation, 'CLONE ' ~ clone_mode.mode, 'CLONE', none)) %}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, config.get('grants'), should_revoke=should_revoke) %}
   {% do persist_docs(target_relation, model) %}
+  {% do lakehouse_report_node('CLONE', message='CLONE ' ~ clone_mode.mode) %}
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization -%}
 

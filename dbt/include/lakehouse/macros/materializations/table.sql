@@ -37,6 +37,7 @@
   {{ run_hooks(post_hooks) }}
   {% do lakehouse_maintenance_after_run(target_relation) %}
   {% do lakehouse_delta_after_write(target_relation) %}
+  {% do lakehouse_report_node('CREATE') %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

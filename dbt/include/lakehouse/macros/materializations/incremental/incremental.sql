@@ -117,6 +117,7 @@
   {{ run_hooks(post_hooks) }}
   {% do lakehouse_maintenance_after_run(target_relation) %}
   {% do lakehouse_delta_after_write(target_relation) %}
+  {% do lakehouse_report_node(lakehouse_incremental_code(strategy, incremental_run)) %}
 
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}

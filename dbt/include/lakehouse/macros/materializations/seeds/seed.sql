@@ -36,8 +36,6 @@
   {% call noop_statement('main', code ~ ' ' ~ seed_load.row_count, code, seed_load.row_count) %}
     {{ create_table_sql }};
   {% endcall %}
-  {#- noop_statement's response cannot hold the snapshot the seed's write committed. -#}
-  {% do store_result('main', response=adapter.write_response(target_relation, code ~ ' ' ~ seed_load.row_count, code, seed_load.row_count)) %}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
@@ -47,6 +45,7 @@
   {{ adapter.commit() }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}
   {% do lakehouse_delta_after_write(target_relation) %}
+  {% do lakehouse_report_node(code, seed_load.row_count) %}
 
   {{ return({'relations': [target_relation]}) }}
 

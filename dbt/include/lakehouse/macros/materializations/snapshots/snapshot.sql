@@ -11,6 +11,7 @@
   {%- do lakehouse_apply_format_version(this, lakehouse_format_version_upgrade(this)) -%}
   {%- set result = materialization_snapshot_default() -%}
   {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
+  {%- do lakehouse_report_node('SNAPSHOT') -%}
   {{ return(result) }}
 {% endmaterialization %}
 

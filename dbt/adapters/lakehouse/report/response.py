@@ -1,0 +1,59 @@
+"""A node's adapter_response: what its commits did (work.py) and its Spark jobs (spark_jobs.py),
+under the code of what the materialization did.
+
+`rows_affected` is dbt's own field, so dbt's console line shows it (`[MERGE 1,234 in 4.2s]`):
+per code, the rows the user would count as changed. A figure that cannot be known is left out
+(None), never given as 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt.adapters.lakehouse.report.spark_jobs import JobsDone
+from dbt.adapters.lakehouse.report.work import NodeWork
+
+# code -> which of inserted / updated / deleted rows it counts as affected
+AFFECTED = {
+    "CREATE": ("inserted",),
+    "INSERT": ("inserted",),
+    "OVERWRITE": ("inserted",),
+    "MERGE": ("inserted", "updated", "deleted"),
+    "SNAPSHOT": ("inserted", "updated", "deleted"),
+    "DELETE+INSERT": ("deleted", "inserted"),
+}
+
+
+def response_fields(
+    code: str,
+    work: NodeWork,
+    jobs: JobsDone | None,
+    rows_given: int | None = None,
+    message: str | None = None,
+) -> dict[str, Any]:
+    """The fields of the node's response. `rows_given`: rows the materialization counted
+    itself (a seed's CSV), used when its commits say nothing; `message`: the console's text,
+    when not the code and the rows."""
+    rows = work.rows() if work.commits else {}
+    affected: int | None = rows_given
+    if work.commits and code in AFFECTED:
+        parts = [rows.get(name) for name in AFFECTED[code]]
+        affected = None if any(p is None for p in parts) else sum(p for p in parts if p)
+    fields: dict[str, Any] = {
+        "_message": message or (code if affected is None else f"{code} {affected:,}"),
+        "code": code,
+        "rows_affected": affected,
+    }
+    if work.commits:
+        fields.update({f"rows_{name}": value for name, value in rows.items()})
+        fields.update(work.files())
+        fields["snapshot_id"] = work.commits[-1].snapshot_id
+        fields["snapshots"] = [
+            {"table": c.table, "snapshot_id": c.snapshot_id, "operation": c.operation,
+             "statement": c.statement}
+            for c in work.commits
+        ]  # fmt: skip
+    if jobs is not None:
+        fields["spark_jobs"] = jobs.jobs
+        fields["spark_seconds"] = round(jobs.task_seconds, 3)
+    return fields

@@ -1,0 +1,185 @@
+"""Every node's adapter_response says what it did: exact rows inserted, updated and deleted,
+summed over all its statements, for a table, an append, a CDC merge (inserts, updates and
+deletes in one batch), an insert_overwrite, a delete+insert, a snapshot and a seed, on a first
+build, a rerun with new data and a `--full-refresh`; dbt's console line shows the rows
+(`[MERGE 3 in 1.2s]`); files, bytes, the node's commits and its Spark jobs and task time are
+there; the node's Spark jobs are described by its name and the profile's tags, and its
+Iceberg commits carry the tags.
+
+Spark 4.1 writes MERGE's own counts into the snapshot summary; on 3.5 a merge's rows are not
+known (report/work.py), so this runs on the 4.1 line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbt.tests.util import run_dbt_and_capture
+
+from dbt.adapters.lakehouse.engine.jars.lines import installed_line
+from functional.lakehouse.tables import table
+
+pytestmark = [
+    pytest.mark.only_profile("local"),
+    pytest.mark.skipif(
+        installed_line().spark != "4.1", reason="MERGE's row counts are Spark 4.1's"
+    ),
+]
+
+TAGS = {"team": "finance", "cost_center": "cc42"}
+
+MODELS = {
+    "t_table.sql": "{{ config(materialized='table') }}\nselect id from range(5)",
+    "inc_append.sql": """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+{% if var('round', 1) == 1 %}select id from range(0, 4)
+{% else %}select id from range(10, 13){% endif %}
+""",
+    # Round 2: update 1, delete 2, insert 4; deleting unknown key 5 does nothing.
+    "inc_merge.sql": """
+{{ config(materialized='incremental', unique_key='id', delete_condition="op = 'd'") }}
+select id, v, op from values
+{% if var('round', 1) == 1 %}
+  (1, 'a', 'i'), (2, 'b', 'i'), (3, 'c', 'i')
+{% else %}
+  (1, 'a2', 'u'), (2, cast(null as string), 'd'), (4, 'd', 'i'), (5, cast(null as string), 'd')
+{% endif %}
+  as t(id, v, op)
+""",
+    # Round 2 replaces partition g = '1' (ids 1, 4, 7) with two rows.
+    "inc_overwrite.sql": """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite',
+          partition_by=['g']) }}
+{% if var('round', 1) == 1 %}select id, cast(id % 3 as string) as g from range(0, 9)
+{% else %}select id, '1' as g from range(100, 102){% endif %}
+""",
+    # Round 2: keys 3 and 4 are deleted and inserted again, 5 is new.
+    "inc_di.sql": """
+{{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='id') }}
+{% if var('round', 1) == 1 %}select id from range(1, 5)
+{% else %}select id from range(3, 6){% endif %}
+""",
+    "snap_src.sql": """
+{{ config(materialized='view') }}
+select * from values
+{% if var('round', 1) == 1 %}(1, 'a'), (2, 'b'){% else %}(1, 'a2'), (2, 'b'), (3, 'c'){% endif %}
+  as t(id, v)
+""",
+}
+SNAPSHOT = """
+{% snapshot snap %}
+{{ config(unique_key='id', strategy='check', check_cols=['v'], target_schema=schema) }}
+select * from {{ ref('snap_src') }}
+{% endsnapshot %}
+"""
+SEED = "id,name\n1,a\n2,b\n3,c\n"
+
+# node -> (message, rows_inserted, rows_updated, rows_deleted) for each build
+FIRST = {
+    "t_table": ("CREATE 5", 5, 0, 0),
+    "inc_append": ("CREATE 4", 4, 0, 0),
+    "inc_merge": ("CREATE 3", 3, 0, 0),
+    "inc_overwrite": ("CREATE 9", 9, 0, 0),
+    "inc_di": ("CREATE 4", 4, 0, 0),
+    "snap": ("SNAPSHOT 2", 2, 0, 0),
+    "people": ("INSERT 3", None, None, None),
+}
+SECOND = {
+    "t_table": ("CREATE 5", 5, 0, 0),
+    "inc_append": ("INSERT 3", 3, 0, 0),
+    "inc_merge": ("MERGE 3", 1, 1, 1),
+    "inc_overwrite": ("OVERWRITE 2", 2, 0, 3),
+    "inc_di": ("DELETE+INSERT 5", 3, 0, 2),
+    # the old version of 1 closed (updated), its new version and 3 inserted
+    "snap": ("SNAPSHOT 3", 2, 1, 0),
+    "people": ("INSERT 3", None, None, None),
+}
+REFRESHED = {
+    "t_table": ("CREATE 5", 5, 0, 0),
+    "inc_append": ("CREATE 3", 3, 0, 0),
+    # the batch applied to an empty table: the rows of its deletes are not inserted
+    "inc_merge": ("CREATE 2", 2, 0, 0),
+    "inc_overwrite": ("CREATE 2", 2, 0, 0),
+    "inc_di": ("CREATE 3", 3, 0, 0),
+    # a snapshot is never rebuilt: nothing changed, and its MERGE commits no row and no file
+    "snap": ("SNAPSHOT 0", 0, 0, 0),
+    "people": ("CREATE 3", None, None, None),
+}
+
+
+class TestNodeMetrics:
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, dbt_profile_target: dict) -> dict:
+        return {**dbt_profile_target, "query_tags": TAGS}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return MODELS
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"snap.sql": SNAPSHOT}
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"people.csv": SEED}
+
+    def test_first_run_rerun_and_full_refresh(self, project: Any) -> None:
+        for round_, extra, expected in (
+            (1, [], FIRST),
+            (2, [], SECOND),
+            (2, ["--full-refresh"], REFRESHED),
+        ):
+            _, colored = run_dbt_and_capture(["build", "--vars", f"{{round: {round_}}}", *extra])
+            output = re.sub(r"\x1b\[[0-9;]*m", "", colored)
+            responses = _responses(Path(project.project_root))
+            for node, (message, inserted, updated, deleted) in expected.items():
+                response = responses[node]
+                where = f"{node} in round {round_} {extra}: {response}"
+                assert response["_message"] == message, where
+                assert f"[{message} in " in output, where
+                if inserted is not None:
+                    found = (response["rows_inserted"], response["rows_updated"],
+                             response["rows_deleted"])  # fmt: skip
+                    assert found == (inserted, updated, deleted), where
+                    wrote = inserted + updated > 0
+                    assert (response["files_added"] > 0) == wrote, where
+                    assert (response["bytes_written"] > 0) == wrote, where
+                    assert response["snapshot_id"] == response["snapshots"][-1]["snapshot_id"]
+            view = responses["snap_src"]
+            assert view["_message"] == "CREATE VIEW" and "rows_inserted" not in view
+            table_node = responses["t_table"]
+            assert table_node["spark_jobs"] >= 1 and table_node["spark_seconds"] > 0
+        self._jobs_and_commits_name_the_node(project)
+
+    def _jobs_and_commits_name_the_node(self, project: Any) -> None:
+        from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+
+        spark = ENGINE.active
+        store = spark.sparkContext._jsc.sc().statusStore()
+        jobs = store.jobsList(None)  # every job the engine still keeps
+        descriptions = set()
+        for i in range(jobs.size()):
+            description = jobs.apply(i).description()
+            if description.isDefined():
+                descriptions.add(str(description.get()))
+        tagged = [d for d in descriptions if d.startswith("dbt model.") and ".t_table " in d]
+        assert tagged, sorted(descriptions)[:5]
+        assert all(d.endswith(" [cost_center=cc42,team=finance]") for d in tagged), tagged
+        # The cursor gives a map column as JSON text.
+        summary_text = project.run_sql(
+            f"select summary from {table(project, 't_table')}.snapshots "
+            "order by committed_at desc limit 1",
+            fetch="one",
+        )[0]
+        summary = json.loads(summary_text)
+        assert summary["dbt.query_tags"] == "cost_center=cc42,team=finance"
+        assert summary["dbt.node"].endswith(".t_table")
+
+
+def _responses(root: Path) -> dict[str, dict[str, Any]]:
+    found = json.loads((root / "target" / "run_results.json").read_text())
+    return {r["unique_id"].split(".")[-1]: r["adapter_response"] for r in found["results"]}
