@@ -12,7 +12,6 @@ import threading
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
@@ -21,6 +20,7 @@ from dbt.adapters.sql import SQLConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.command_setup import set_up_command
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.engine import runtime
@@ -48,79 +48,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
-
-# dbt commands whose nodes run SQL: for them the session starts while dbt parses the project.
-# `debug` is left out so its preflight explains a bad depot before Spark tries it; `parse`,
-# `ls`, `compile` and the like need no engine.
-ENGINE_COMMANDS = frozenset(
-    {
-        "build",
-        "run",
-        "seed",
-        "snapshot",
-        "test",
-        "generate",
-        "freshness",
-        "run-operation",
-        "show",
-        "retry",
-        "clone",
-    }
-)
-
-
-def invoked_command() -> str | None:
-    try:
-        from dbt.flags import get_flags
-
-        return getattr(get_flags(), "WHICH", None)
-    except Exception:  # dbt-core's flags are not set up outside its CLI
-        return None
-
-
-def start_engine_early(
-    credentials: LakehouseCredentials,
-    env: Mapping[str, str],
-    project_root: str | None = None,
-    project_flags: Any = None,
-) -> bool:
-    """Boot the JVM beside dbt's parsing when this command will need it (off with
-    LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it."""
-    if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
-        return False
-    try:
-        # With the project's catalogs.yml catalogs, which dbt mounts only after this.
-        from dbt.adapters.lakehouse.catalogs.early import with_project_catalogs
-
-        mounted = with_project_catalogs(credentials, project_root, project_flags)
-        spec = resolve_profile(mounted).spec
-    except Exception:
-        return False
-    ENGINE.start_early(spec)
-    return True
-
-
-def mount_source_depots(profile: Any) -> None:
-    """The depots the project's sources name by dataset address, mounted before the engine
-    starts (profile/dataset_mounts.py); nothing for a profile made outside a project."""
-    project_root = getattr(profile, "project_root", None)
-    if project_root is None:
-        return
-    from dbt.adapters.lakehouse.profile.dataset_mounts import mount_dataset_depots
-
-    model_paths = getattr(profile, "model_paths", None) or ["models"]
-    mount_dataset_depots(profile.credentials, Path(project_root), model_paths)
-
-
-def begin_audited_run(credentials: LakehouseCredentials) -> None:
-    """Under `write_audit_publish`, this invocation's branch, and dbt's node events observed
-    so the adapter knows at the end whether every node passed (audit/run.py)."""
-    from dbt_common.events.event_manager_client import add_callback_to_manager
-    from dbt_common.invocation import get_invocation_id
-
-    run = audit.begin_run(get_invocation_id(), credentials.write_audit_publish, invoked_command())
-    if run is not None:
-        add_callback_to_manager(run.observe)
 
 
 @dataclass
@@ -222,14 +149,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         super().__init__(profile, mp_context)
         # Constructed when dbt registers the adapter, before it parses the project.
         if isinstance(profile.credentials, LakehouseCredentials):
-            mount_source_depots(profile)
-            start_engine_early(
-                profile.credentials,
-                os.environ,
-                getattr(profile, "project_root", None),
-                getattr(profile, "flags", None),
-            )
-            begin_audited_run(profile.credentials)
+            set_up_command(profile, os.environ)
         self._noted = threading.local()
 
     def note_config_sql(self, noted: Mapping[str, list[str]]) -> None:

@@ -3,7 +3,7 @@ summed over all its statements, for a table, an append, a CDC merge (inserts, up
 deletes in one batch), an insert_overwrite, a delete+insert, a snapshot and a seed, on a first
 build, a rerun with new data and a `--full-refresh`; dbt's console line shows the rows
 (`[MERGE 3 in 1.2s]`); files, bytes, the node's commits and its Spark jobs and task time are
-there; the node's Spark jobs are described by its name and the profile's tags, and its
+there; the run ends with the table of its heaviest nodes; the node's Spark jobs are described by its name and the profile's tags, and its
 Iceberg commits carry the tags.
 
 Spark 4.1 writes MERGE's own counts into the snapshot summary; on 3.5 a merge's rows are not
@@ -153,6 +153,9 @@ class TestNodeMetrics:
             assert view["_message"] == "CREATE VIEW" and "rows_inserted" not in view
             table_node = responses["t_table"]
             assert table_node["spark_jobs"] >= 1 and table_node["spark_seconds"] > 0
+            # The run's summary, after dbt's totals: the heaviest of its 8 nodes.
+            summary = output[output.index("Where the time went (the 8 heaviest of 8 nodes") :]
+            assert "inc_merge" in summary and "t_table" in summary, summary
         self._jobs_and_commits_name_the_node(project)
 
     def _jobs_and_commits_name_the_node(self, project: Any) -> None:

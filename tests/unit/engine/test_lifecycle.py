@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.lakehouse import connections
+from dbt.adapters.lakehouse import command_setup
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.engine.jars import ICEBERG_RUNTIME
 from dbt.adapters.lakehouse.engine.launch import launch_settings
@@ -136,14 +136,14 @@ def test_the_early_start_is_for_commands_that_run_sql(
     tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[object] = []
-    monkeypatch.setattr(connections.ENGINE, "start_early", started.append)
-    monkeypatch.setattr(connections, "resolve_profile", lambda c: type("R", (), {"spec": "s"}))
+    monkeypatch.setattr(command_setup.ENGINE, "start_early", started.append)
+    monkeypatch.setattr(command_setup, "resolve_profile", lambda c: type("R", (), {"spec": "s"}))
     profile = creds(tmp_path)
     for command, expected in [("build", True), ("parse", False), ("debug", False), (None, False)]:
-        monkeypatch.setattr(connections, "invoked_command", lambda command=command: command)
-        assert connections.start_engine_early(profile, {}) is expected
-    monkeypatch.setattr(connections, "invoked_command", lambda: "run")
-    assert connections.start_engine_early(profile, {"LAKEHOUSE_EARLY_START": "0"}) is False
+        monkeypatch.setattr(command_setup, "invoked_command", lambda command=command: command)
+        assert command_setup.start_engine_early(profile, {}) is expected
+    monkeypatch.setattr(command_setup, "invoked_command", lambda: "run")
+    assert command_setup.start_engine_early(profile, {"LAKEHOUSE_EARLY_START": "0"}) is False
     assert started == ["s"]
 
 

@@ -1,4 +1,4 @@
-"""The catalogs a command's early engine start includes (connections.start_engine_early).
+"""The catalogs a command's early engine start includes (command_setup.start_engine_early).
 
 The engine starts while dbt parses, from the adapter's construction, before dbt adds the
 project's catalogs.yml integrations. Started from the profile alone, its session would lack

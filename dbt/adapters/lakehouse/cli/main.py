@@ -102,6 +102,32 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    """Print where a past run's time went (its nodes by Spark task time, rows and bytes);
+    --html FILE also draws it as a page."""
+    import json
+
+    from dbt.adapters.lakehouse.report.html import render_html
+    from dbt.adapters.lakehouse.report.summary import from_run_results, heaviest, render
+
+    path = Path(args.run_results)
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return fail("report", f"cannot read {path}: {exc}")
+    costs = from_run_results(document)
+    if not costs:
+        return fail("report", f"{path} lists no node")
+    ranked = heaviest(costs, args.limit or None)
+    print(render(ranked, len(costs)))
+    if args.html:
+        invocation = (document.get("metadata") or {}).get("invocation_id", "")
+        title = f"dbt run {invocation}: where the time went".replace("run :", "run:")
+        Path(args.html).write_text(render_html(ranked, title))
+        print(f"page written to {args.html}")
+    return 0
+
+
 def load_resolved(command: str, args: argparse.Namespace) -> Any:
     """The profile `args` name, resolved, and which profile and target it is; or the exit code
     after printing why it could not be."""
@@ -159,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     history.add_argument("--limit", type=int, default=20, help="newest N commits (0: all)")
     add_profile_options(history)
     history.set_defaults(run=_history)
+    report = commands.add_parser("report", help=_report.__doc__)
+    report.add_argument(
+        "run_results", nargs="?", default="target/run_results.json", help="a run's results"
+    )
+    report.add_argument("--limit", type=int, default=0, help="the heaviest N nodes (0: all)")
+    report.add_argument("--html", help="also write the report as an HTML page to this file")
+    report.set_defaults(run=_report)
     engine_commands(commands, add_profile_options)
     args = parser.parse_args(argv)
     return int(args.run(args))

@@ -2,7 +2,7 @@
 
 A source table may be written the DataOS way, `identifier: dataos://<depot>:<collection>/
 <dataset>` (profile/depot/dataset_address.py). Its depot must be a Spark catalog when the session
-starts, and the engine starts while dbt parses (connections.start_engine_early), before dbt has
+starts, and the engine starts while dbt parses (command_setup.start_engine_early), before dbt has
 read a source. So the project's YAML under its model paths is read for such addresses when the
 adapter is made, and each depot named is mounted as the profile's `depots:` entries are:
 

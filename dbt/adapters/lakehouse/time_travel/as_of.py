@@ -38,7 +38,7 @@ UNCHECKED_COMMANDS = frozenset({"compile", "generate", "parse", "list", "ls"})
 
 def checks_now() -> bool:
     """Whether this command runs the nodes it renders, so `as_of` points are checked."""
-    from dbt.adapters.lakehouse.connections import invoked_command
+    from dbt.adapters.lakehouse.command_setup import invoked_command
 
     return invoked_command() not in UNCHECKED_COMMANDS
 

@@ -1,0 +1,114 @@
+"""What the adapter sets up for the dbt command that made it, before dbt parses the project:
+the depots its sources name (profile/dataset_mounts.py), the engine's early start, an audited
+run (audit/run.py) and the run's cost summary (report/summary.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+
+
+def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
+    """Everything the command needs from the adapter's construction on (dbt makes the adapter
+    when it registers it, before parsing)."""
+    credentials = profile.credentials
+    mount_source_depots(profile)
+    start_engine_early(
+        credentials,
+        env,
+        getattr(profile, "project_root", None),
+        getattr(profile, "flags", None),
+    )
+    begin_audited_run(credentials)
+    begin_run_summary()
+
+
+# dbt commands whose nodes run SQL: for them the session starts while dbt parses the project.
+# `debug` is left out so its preflight explains a bad depot before Spark tries it; `parse`,
+# `ls`, `compile` and the like need no engine.
+ENGINE_COMMANDS = frozenset(
+    {
+        "build",
+        "run",
+        "seed",
+        "snapshot",
+        "test",
+        "generate",
+        "freshness",
+        "run-operation",
+        "show",
+        "retry",
+        "clone",
+    }
+)
+
+
+def invoked_command() -> str | None:
+    try:
+        from dbt.flags import get_flags
+
+        return getattr(get_flags(), "WHICH", None)
+    except Exception:  # dbt-core's flags are not set up outside its CLI
+        return None
+
+
+def start_engine_early(
+    credentials: LakehouseCredentials,
+    env: Mapping[str, str],
+    project_root: str | None = None,
+    project_flags: Any = None,
+) -> bool:
+    """Boot the JVM beside dbt's parsing when this command will need it (off with
+    LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it."""
+    if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
+        return False
+    try:
+        # With the project's catalogs.yml catalogs, which dbt mounts only after this.
+        from dbt.adapters.lakehouse.catalogs.early import with_project_catalogs
+
+        mounted = with_project_catalogs(credentials, project_root, project_flags)
+        spec = resolve_profile(mounted).spec
+    except Exception:
+        return False
+    ENGINE.start_early(spec)
+    return True
+
+
+def mount_source_depots(profile: Any) -> None:
+    """The depots the project's sources name by dataset address, mounted before the engine
+    starts (profile/dataset_mounts.py); nothing for a profile made outside a project."""
+    project_root = getattr(profile, "project_root", None)
+    if project_root is None:
+        return
+    from dbt.adapters.lakehouse.profile.dataset_mounts import mount_dataset_depots
+
+    model_paths = getattr(profile, "model_paths", None) or ["models"]
+    mount_dataset_depots(profile.credentials, Path(project_root), model_paths)
+
+
+def begin_audited_run(credentials: LakehouseCredentials) -> None:
+    """Under `write_audit_publish`, this invocation's branch, and dbt's node events observed
+    so the adapter knows at the end whether every node passed (audit/run.py)."""
+    from dbt_common.events.event_manager_client import add_callback_to_manager
+    from dbt_common.invocation import get_invocation_id
+
+    run = audit.begin_run(get_invocation_id(), credentials.write_audit_publish, invoked_command())
+    if run is not None:
+        add_callback_to_manager(run.observe)
+
+
+def begin_run_summary() -> None:
+    """The table of the run's heaviest nodes, logged when dbt reports the run (report/)."""
+    from dbt_common.events.event_manager_client import add_callback_to_manager
+
+    from dbt.adapters.lakehouse.report.summary import begin_summary
+
+    summary = begin_summary(invoked_command())
+    if summary is not None:
+        add_callback_to_manager(summary.observe)

@@ -1,0 +1,48 @@
+"""A run's nodes as one HTML page: a bar per node, its wall time and beside it the Spark task
+time it used (summed over executors, so it may pass the wall time when tasks ran in parallel),
+with its rows and bytes written. Self-contained: no script, no request for anything else."""
+
+from __future__ import annotations
+
+from html import escape
+
+from dbt.adapters.lakehouse.report.summary import NodeCost, size_text
+
+_STYLE = """
+body { font: 14px system-ui, sans-serif; margin: 24px; color: #222; }
+table { border-collapse: collapse; width: 100%; }
+td, th { padding: 4px 8px; border-bottom: 1px solid #eee; text-align: left; white-space: nowrap; }
+td.bars { width: 55%; }
+.bar { height: 9px; margin: 2px 0; border-radius: 2px; }
+.wall { background: #9aa5b1; } .spark { background: #2f6fde; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
+.key span { display: inline-block; width: 12px; height: 9px; margin: 0 4px 0 12px; }
+"""
+
+
+def render_html(costs: list[NodeCost], title: str) -> str:
+    """The page for `costs` (in the order given: report.summary.heaviest sorts them)."""
+    scale = max([c.wall_seconds for c in costs] + [c.spark_seconds or 0.0 for c in costs] + [1e-9])
+    rows = []
+    for cost in costs:
+        wall = 100.0 * cost.wall_seconds / scale
+        spark = 100.0 * (cost.spark_seconds or 0.0) / scale
+        spark_text = "-" if cost.spark_seconds is None else f"{cost.spark_seconds:.1f}"
+        rows.append(
+            f'<tr data-node="{escape(cost.node)}"><td>{escape(cost.name)}</td>'
+            f'<td class="bars"><div class="bar wall" style="width:{wall:.2f}%"></div>'
+            f'<div class="bar spark" style="width:{spark:.2f}%"></div></td>'
+            f'<td class="num">{cost.wall_seconds:.1f}</td><td class="num">{spark_text}</td>'
+            f'<td class="num">{"-" if cost.rows is None else f"{cost.rows:,}"}</td>'
+            f'<td class="num">{size_text(cost.bytes_written)}</td>'
+            f"<td>{escape(cost.message or cost.status)}</td></tr>"
+        )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"
+        '<p class="key">per node:<span class="wall"></span>wall time'
+        '<span class="spark"></span>Spark task time (all executors)</p>'
+        "<table><thead><tr><th>node</th><th></th><th>wall s</th><th>spark s</th><th>rows</th>"
+        f"<th>written</th><th>result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "</body></html>\n"
+    )

@@ -1,0 +1,172 @@
+"""Where a run's time went: its nodes by Spark task time, with rows and bytes written.
+
+The same rows come from a live run (`RunSummary` observes dbt's NodeFinished events and logs the
+table through dbt's logger when dbt reports the run's totals) and from any run_results.json
+(`dbt-lakehouse report`, `--html` for a page: report/html.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+logger = AdapterLogger("Lakehouse")
+
+SUMMARIZED_COMMANDS = frozenset({"run", "build", "seed", "snapshot"})
+SHOWN = 10  # the heaviest nodes a live run's summary lists
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    node: str  # unique id
+    status: str
+    wall_seconds: float
+    spark_seconds: float | None
+    spark_jobs: int | None
+    rows: int | None
+    bytes_written: int | None
+    message: str
+
+    @property
+    def name(self) -> str:
+        return self.node.split(".", 2)[-1] if self.node.count(".") >= 2 else self.node
+
+
+def node_cost(node: str, status: str, wall: float, response: Mapping[str, Any]) -> NodeCost:
+    def number(key: str) -> Any:
+        value = response.get(key)
+        return None if value is None else value
+
+    jobs = number("spark_jobs")
+    rows = number("rows_affected")
+    written = number("bytes_written")
+    return NodeCost(
+        node=node,
+        status=status,
+        wall_seconds=float(wall or 0.0),
+        spark_seconds=None if number("spark_seconds") is None else float(response["spark_seconds"]),
+        spark_jobs=None if jobs is None else int(jobs),
+        rows=None if rows is None else int(rows),
+        bytes_written=None if written is None else int(written),
+        message=str(response.get("_message") or ""),
+    )
+
+
+def from_run_results(document: Mapping[str, Any]) -> list[NodeCost]:
+    """The nodes of a run_results.json document."""
+    return [
+        node_cost(
+            str(r.get("unique_id")),
+            str(r.get("status")),
+            float(r.get("execution_time") or 0.0),
+            r.get("adapter_response") or {},
+        )
+        for r in document.get("results") or ()
+    ]
+
+
+def heaviest(costs: Iterable[NodeCost], limit: int | None = None) -> list[NodeCost]:
+    """By Spark task time, then wall time; nodes without Spark figures last."""
+    ranked = sorted(costs, key=lambda c: (-(c.spark_seconds or 0.0), -c.wall_seconds, c.node))
+    return ranked[:limit] if limit else ranked
+
+
+def size_text(count: int | None) -> str:
+    if count is None:
+        return "-"
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def render(costs: list[NodeCost], total: int | None = None) -> str:
+    """A fixed-width table of `costs`, with a heading saying how many of `total` nodes."""
+    header = ("node", "wall s", "spark s", "jobs", "rows", "written", "result")
+    rows = [header] + [
+        (
+            c.name,
+            f"{c.wall_seconds:.1f}",
+            "-" if c.spark_seconds is None else f"{c.spark_seconds:.1f}",
+            "-" if c.spark_jobs is None else str(c.spark_jobs),
+            "-" if c.rows is None else f"{c.rows:,}",
+            size_text(c.bytes_written),
+            c.message or c.status,
+        )
+        for c in costs
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i in (0, 6) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )  # fmt: skip
+        for row in rows
+    ]
+    shown = f"the {len(costs)} heaviest of {total} nodes" if total else f"{len(costs)} nodes"
+    return f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
+
+
+class RunSummary:
+    """A live run's nodes, collected from dbt's events, logged once when dbt reports the run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.costs: dict[str, NodeCost] = {}
+        self.logged = False
+
+    def observe(self, msg: Any) -> None:
+        if self is not _CURRENT:  # an earlier invocation's, still registered in this process
+            return
+        name = getattr(getattr(msg, "info", None), "name", "")
+        if name == "NodeFinished":
+            data = msg.data
+            result = data.run_result
+            response = _plain(getattr(result, "adapter_response", None))
+            if "spark_jobs" not in response and "rows_affected" not in response:
+                return  # a test, or a node this adapter did not report
+            cost = node_cost(
+                data.node_info.unique_id,
+                str(result.status),
+                float(result.execution_time),
+                response,
+            )
+            with self._lock:
+                self.costs[cost.node] = cost
+        elif name == "FinishedRunningStats":
+            with self._lock:
+                if self.logged or not self.costs:
+                    return
+                self.logged = True
+                costs = list(self.costs.values())
+            logger.info(render(heaviest(costs, SHOWN), len(costs)))
+
+
+def _plain(struct: Any) -> dict[str, Any]:
+    """A protobuf Struct (dbt's event field) as a dict; empty when there is none."""
+    if struct is None:
+        return {}
+    try:
+        from google.protobuf.json_format import MessageToDict
+
+        return dict(MessageToDict(struct))
+    except Exception:  # not a protobuf message: a mapping already, or nothing usable
+        return dict(struct) if isinstance(struct, Mapping) else {}
+
+
+_CURRENT: RunSummary | None = None
+
+
+def begin_summary(command: str | None) -> RunSummary | None:
+    """A summary for this invocation's nodes when the command runs nodes, else None (replacing
+    an earlier invocation's in this process); the caller registers `observe` for dbt's
+    events."""
+    global _CURRENT
+    _CURRENT = RunSummary() if command in SUMMARIZED_COMMANDS else None
+    return _CURRENT
