@@ -48,28 +48,35 @@ CATALOGS_YML = {
 }
 
 
-def package_seconds(profile: Path) -> float:
-    """Time spent in calls into the catalogs package from code outside it."""
+def package_seconds(profile: Path, package: str = PACKAGE) -> float:
+    """Time spent in calls into `package` (a path fragment) from code outside it."""
     stats = pstats.Stats(str(profile))
     total = 0.0
     for (file, _line, _name), (_cc, _nc, _tt, _ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
-        if PACKAGE not in file:
+        if package not in file:
             continue
         for (caller_file, _l, _n), caller_stats in callers.items():
-            if PACKAGE not in caller_file:
+            if package not in caller_file:
                 total += caller_stats[3]
     return total
 
 
-def profiled_run(project: Path, env: dict[str, str], out: Path) -> tuple[float, float]:
-    command = [sys.executable, "-m", "cProfile", "-o", str(out), DBT, "run", "-s", "customers"]
+def profiled_run(
+    project: Path,
+    env: dict[str, str],
+    out: Path,
+    args: tuple[str, ...] = ("run", "-s", "customers"),
+    package: str = PACKAGE,
+) -> tuple[float, float]:
+    """One dbt command under cProfile: its wall time and the time spent in `package`."""
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), DBT, *args]
     command += ["--profiles-dir", str(project), "--project-dir", str(project)]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"dbt run failed:\n{done.stdout[-3000:]}")
-    return wall, package_seconds(out)
+        raise SystemExit(f"dbt {args[0]} failed:\n{done.stdout[-3000:]}")
+    return wall, package_seconds(out, package)
 
 
 def main() -> None:

@@ -226,24 +226,13 @@ def committed_snapshot(
             if head is not None and _carries(head.summary(), properties):
                 snapshot_id = int(head.snapshotId())
                 if kind is not None and NODE_KEY in properties:
-                    _record(head, table, snapshot_id, kind, properties)
+                    work.record_snapshot(
+                        head, table, kind, properties[INVOCATION_KEY], properties[NODE_KEY]
+                    )
                 return snapshot_id
     except Exception as exc:  # not an Iceberg table, or gone again: no snapshot to report
         logger.debug(f"no committed snapshot read for {table}: {exc}")
     return None
-
-
-def _record(
-    head: Any, table: str, snapshot_id: int, kind: str, properties: Mapping[str, str]
-) -> None:
-    summary = head.summary()
-    figures = {}
-    for key in work.SUMMARY_KEYS:
-        value = summary.get(key)
-        if value is not None:
-            figures[key] = str(value)
-    commit = work.Commit(table, snapshot_id, str(head.operation()), kind, figures)
-    work.record(properties[INVOCATION_KEY], properties[NODE_KEY], commit)
 
 
 def _carries(summary: Any, properties: Mapping[str, str]) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # The summary entries read from each snapshot.
 SUMMARY_KEYS = (
@@ -114,6 +115,19 @@ def record(invocation_id: str, node: str, commit: Commit) -> None:
         if len(_WORK) >= _KEPT and (invocation_id, node) not in _WORK:
             _WORK.pop(next(iter(_WORK)))
         _WORK.setdefault((invocation_id, node), NodeWork()).commits.append(commit)
+
+
+def record_snapshot(snapshot: Any, table: str, kind: str, invocation_id: str, node: str) -> None:
+    """Record a commit from its Iceberg Snapshot (the Java object the commit check found):
+    the summary entries SUMMARY_KEYS names, one lookup each."""
+    summary = snapshot.summary()
+    figures = {}
+    for key in SUMMARY_KEYS:
+        value = summary.get(key)
+        if value is not None:
+            figures[key] = str(value)
+    commit = Commit(table, int(snapshot.snapshotId()), str(snapshot.operation()), kind, figures)
+    record(invocation_id, node, commit)
 
 
 def take(invocation_id: str, node: str) -> NodeWork:
