@@ -116,7 +116,12 @@ def migrate_if_needed(
                 f"The embedded catalog {h2_file(folder)} is an H2 file, and moving it to SQLite "
                 "needs Java, which was not found. Fix: install Java 17 or set JAVA_HOME."
             )
-        return read_h2_rows(folder, java, _h2_jar(env))
+        try:
+            return read_h2_rows(folder, java, _h2_jar(env))
+        except EngineSetupError:
+            if catalog.database_file.exists():
+                return None  # another process moved it meanwhile (and renamed the H2 file)
+            raise
 
     rows = prepare_catalog(catalog, from_h2)
     if rows is None:
