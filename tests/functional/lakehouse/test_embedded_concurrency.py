@@ -6,10 +6,9 @@ one process stopped (Ctrl-C) while the others still build. Every other run must 
 every table must hold exactly its rows (read back through the catalog's SQLite file and
 pyiceberg, not Spark).
 
-The catalog is a SQLite file that every JVM opens itself; two more cases check what that rests
-on: a foreign program holding the file's write lock makes dbt wait (SQLite's busy timeout), not
-fail; and dbt processes killed (SIGKILL, their JVMs too) in the middle of their commits lose no
-commit that was made and leave the file whole, while another process keeps building.
+Each JVM opens the SQLite catalog file itself. A foreign program holding its write lock makes
+dbt wait (the busy timeout), not fail; a dbt process killed with its JVM (SIGKILL) mid-build
+loses no commit made and leaves the file whole, while another process keeps building.
 """
 
 from __future__ import annotations
@@ -185,27 +184,24 @@ def started() -> Iterator[list[Run]]:
             run.process.wait(timeout=30)
 
 
-def catalog_of(warehouse: Path) -> EmbeddedCatalog:
+def catalog_of(warehouse: Path) -> EmbeddedCatalog:  # the profile's `database`: the default
     return EmbeddedCatalog(name="lakehouse", warehouse=warehouse)
 
 
-def catalog_entries(catalog: EmbeddedCatalog) -> list[tuple[str, str, str]]:
-    """(namespace, name, metadata location) of every table, from the SQLite file itself."""
+def table_rows(catalog: EmbeddedCatalog) -> dict[str, set[tuple[int, str, int, int]]]:
+    """Every table's rows, found through the catalog's own pointer to its current metadata,
+    read from the SQLite file itself (which must pass SQLite's integrity check)."""
+    from pyiceberg.table import StaticTable
+
     with sqlite3.connect(catalog.database_file, timeout=60) as con:
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return con.execute(
+        entries = con.execute(
             "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
             "WHERE catalog_name = ? AND iceberg_type = 'TABLE'",
             (catalog.name,),
         ).fetchall()
-
-
-def table_rows(catalog: EmbeddedCatalog) -> dict[str, set[tuple[int, str, int, int]]]:
-    """Every table's rows, found through the catalog's own pointer to its current metadata."""
-    from pyiceberg.table import StaticTable
-
     found = {}
-    for namespace, name, location in catalog_entries(catalog):
+    for namespace, name, location in entries:
         rows = StaticTable.from_metadata(location).scan().to_arrow().to_pylist()
         found[f"{namespace}.{name}"] = {(r["id"], r["who"], r["tbl"], r["tag"]) for r in rows}
     return found
@@ -345,8 +341,7 @@ class TestKilledMidCommit:
         start(survivor, env=cold)
         wait_until_built(victim, 2, 300)
         assert victim.process is not None
-        # dbt and its JVM at once, with the other thread's table mid-way (its commit or the
-        # write before it): nothing runs to tidy up.
+        # dbt and its JVM at once, another table mid-way: nothing runs to tidy up.
         os.killpg(victim.process.pid, signal.SIGKILL)
         victim.process.wait(timeout=30)
         built = sorted(
