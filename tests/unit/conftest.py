@@ -14,6 +14,7 @@ def jar_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for variable, name in (
         ("LAKEHOUSE_ICEBERG_JAR", "iceberg.jar"),
         ("LAKEHOUSE_H2_JAR", "h2.jar"),
+        ("LAKEHOUSE_SQLITE_JAR", "sqlite.jar"),
         ("LAKEHOUSE_HADOOP_AWS_JAR", "hadoop-aws.jar"),
         ("LAKEHOUSE_AWS_SDK_JAR", "aws-sdk.jar"),
     ):

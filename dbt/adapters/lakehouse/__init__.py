@@ -1,3 +1,5 @@
+from typing import Any
+
 from dbt.adapters.base import AdapterPlugin
 
 # First: its exit handler must be registered before the ones of the modules below.
@@ -15,3 +17,13 @@ Plugin = AdapterPlugin(
     # package model SQL calls (dbt/adapters/lakehouse_public says why it is a plugin).
     dependencies=["spark", "lakehouse_public"],
 )
+
+
+def __getattr__(name: str) -> Any:
+    # `from dbt.adapters.lakehouse import open_catalog`: imported on first use, so loading the
+    # adapter does not load pyiceberg and SQLAlchemy.
+    if name == "open_catalog":
+        from dbt.adapters.lakehouse.embedded.pyiceberg_catalog import open_catalog
+
+        return open_catalog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

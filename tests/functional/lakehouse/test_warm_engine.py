@@ -1,7 +1,7 @@
 """The warm engine's lifecycle, faults and security, each dbt command its own process.
 
 Later commands attach to the engine the first one started; `dbt-lakehouse engine status|stop`
-show and stop it; it keeps the warehouse's catalog holder up while it runs; it stops itself
+show and stop it; it stops itself
 when idle; a killed engine (between or during commands) is replaced by the next command, the
 one it died under failing with one line; two processes at once share it; other launch
 settings get their own engine; only its owner, with its secret, gets in."""
@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.lakehouse.engine.embedded_catalog import holder_alive
-from dbt.adapters.lakehouse.engine.embedded_catalog.holder import HOLDER_DIR, IDLE_GRACE_SECONDS
 from dbt.adapters.lakehouse.engine.launch import process_running
 from functional.lakehouse.warm import (
     Output,
@@ -83,18 +81,10 @@ def test_commands_share_one_engine_its_state_is_private_status_and_stop(
     [again] = statuses(home)
     assert (again["pid"], again["jvm_pid"]) == (engine["pid"], engine["jvm_pid"])
     assert_private_and_refuses_strangers(home)
-    # The warehouse's catalog holder outlives its 2 idle seconds while the engine runs, so the
-    # next command does not wait for it to start; it stops once the engine is gone.
-    holder = folder / "warehouse" / "_catalog" / HOLDER_DIR
-    time.sleep(IDLE_GRACE_SECONDS + 2)
-    assert holder_alive(holder)
-    assert statuses(home)[0]["catalog_holders_kept"] == [str(holder)]
     text = engine_cli(home, "status").stdout
     assert f"JVM {engine['jvm_pid']}" in text and "heap" in text and "local[2]" in text
-    assert f"holders kept running: {holder}" in text
     assert engine_cli(home, "stop").returncode == 0
     assert statuses(home) == [] and not process_running(engine["jvm_pid"])
-    assert wait_until(lambda: not holder_alive(holder), 30)
 
 
 def assert_private_and_refuses_strangers(home: Path) -> None:

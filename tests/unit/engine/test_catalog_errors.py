@@ -154,3 +154,19 @@ def test_a_row_level_operation_overtaken_by_another_commit_is_a_commit_conflict(
         "snapshot ID: 2."
     )
     assert engine_error_type(text) is CommitConflictError
+
+
+# The xerial SQLite driver's words (SQLiteErrorCode: "[<code>] <its message> (<SQLite's>)"),
+# once the busy timeout has passed with another process's write lock still held.
+SQLITE_BUSY = (
+    "org.apache.iceberg.jdbc.UncheckedSQLException: Failed to update table\n"
+    "Caused by: org.sqlite.SQLiteException: [SQLITE_BUSY] The database file is locked "
+    "(database is locked)"
+)
+
+
+def test_embedded_catalog_locked_past_the_wait() -> None:
+    explained = explain_engine_error(SQLITE_BUSY)
+    assert explained is not None
+    assert "stayed locked by another process" in explained
+    assert "LAKEHOUSE_CATALOG_WAIT" in explained and "Fix:" in explained

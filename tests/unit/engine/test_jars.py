@@ -222,6 +222,7 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
         "iceberg",
         "postgresql",
         "s3a",
+        "sqlite",
     ]
     for jar_set in CACHED_JARS.values():
         assert jar_set.sources[0].origin.startswith("Maven Central ")
@@ -234,10 +235,12 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
             assert all(first[n] == second[n] for n in shared)
     # The cloud SDKs, hadoop-azure and the GCS connector have no registry but Maven Central,
     # and being optional they never fail `dbt-lakehouse install`. Nor has Iceberg 1.12's runtime
-    # (PyPI's copy is of 1.10.2), which every session needs.
+    # (PyPI's copy is of 1.10.2), which every session needs, nor the SQLite driver (Debian's
+    # build lacks the native libraries, sets.py).
     only_maven = sorted(n for n, s in CACHED_JARS.items() if len(s.sources) == 1)
     optional = ["abfs", "aws-sdk-v2", "azure-sdk", *comet, "gcp-bundle", "gcs-connector"]
-    assert only_maven == sorted([*optional, "iceberg"] + ([] if LINE.spark == "3.5" else ["s3a"]))
+    required = ["iceberg", "sqlite"] + ([] if LINE.spark == "3.5" else ["s3a"])
+    assert only_maven == sorted([*optional, *required])
     assert not any(CACHED_JARS[n].required for n in optional)
 
 

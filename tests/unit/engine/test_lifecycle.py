@@ -36,11 +36,15 @@ def test_embedded_spec(tmp_path: Path, jar_env: dict[str, str]) -> None:
     assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
     assert conf["spark.sql.defaultCatalog"] == "lakehouse"
     assert conf["spark.sql.catalog.lakehouse.warehouse"] == f"file:{tmp_path / 'wh'}"
-    assert conf["spark.sql.catalog.lakehouse.uri"].startswith("jdbc:h2:file:")
-    assert conf["spark.jars"] == f"{jar_env['LAKEHOUSE_H2_JAR']},{jar_env['LAKEHOUSE_ICEBERG_JAR']}"
+    assert conf["spark.sql.catalog.lakehouse.uri"] == (
+        f"jdbc:sqlite:{tmp_path / 'wh'}/_catalog/iceberg.db?busy_timeout=120000"
+    )
+    jars = f"{jar_env['LAKEHOUSE_ICEBERG_JAR']},{jar_env['LAKEHOUSE_SQLITE_JAR']}"
+    assert conf["spark.jars"] == jars
+    assert spec.embedded_catalog is not None
+    assert spec.embedded_catalog.database_file == tmp_path / "wh" / "_catalog" / "iceberg.db"
     # Local mode binds loopback only, and Spark's console goes to our log4j config.
     assert conf["spark.driver.bindAddress"] == "127.0.0.1"
-    assert "-Dh2.bindAddress=127.0.0.1" in conf["spark.driver.extraJavaOptions"]
     assert "log4j.configurationFile" in conf["spark.driver.extraJavaOptions"]
 
 
@@ -51,7 +55,7 @@ def test_spark_jars_packages_replace_the_sets_they_name(
     spec = engine_spec(creds(tmp_path, conf={"spark.jars.packages": iceberg}), env=jar_env)
     conf = dict(spec.conf)
     # Spark resolves the runtime from the coordinates; our jar would be a second copy.
-    assert conf["spark.jars"] == jar_env["LAKEHOUSE_H2_JAR"]
+    assert conf["spark.jars"] == jar_env["LAKEHOUSE_SQLITE_JAR"]
     assert conf["spark.jars.packages"] == iceberg
 
 

@@ -108,13 +108,10 @@ def test_embedded() -> None:
     )
     plan = build_spark_conf_plan(embedded, "lh")
     assert plan.conf[f"{C}.catalog-impl"] == "org.apache.iceberg.jdbc.JdbcCatalog"
-    assert (
-        plan.conf[f"{C}.uri"]
-        == "jdbc:h2:file:/data/wh/_catalog/iceberg;AUTO_SERVER=TRUE;DATABASE_TO_LOWER=TRUE"
-    )
+    assert plan.conf[f"{C}.uri"] == "jdbc:sqlite:/data/wh/_catalog/iceberg.db?busy_timeout=120000"
     assert plan.conf[f"{C}.jdbc.schema-version"] == "V1"
     assert plan.conf[f"{C}.warehouse"] == "file:/data/wh"
-    assert plan.jar_needs == frozenset({"iceberg", "h2"})
+    assert plan.jar_needs == frozenset({"iceberg", "sqlite"})
     assert plan.secret_catalog_conf == {}
     assert plan.secret_hadoop_conf == {}
     assert not s3a_keys(plan)
@@ -140,6 +137,7 @@ def test_jdbc_with_credentials() -> None:
         ("jdbc:postgresql://db:5432/ice", "postgresql"),
         ("JDBC:PostgreSQL://db/ice", "postgresql"),
         ("jdbc:h2:file:/x/iceberg;AUTO_SERVER=TRUE", "h2"),
+        ("jdbc:sqlite:/x/_catalog/iceberg.db?busy_timeout=1000", "sqlite"),
         ("jdbc:mysql://db/ice", None),  # another database's driver comes from `spark.jars`
         ("postgresql://db/ice", None),
         (None, None),

@@ -60,7 +60,7 @@ def test_embedded_default(cwd: Path) -> None:
     assert depot.storage.warehouse_uri == f"file:{path}"
     assert depot.catalog == CatalogSpec(
         type="jdbc",
-        uri=f"jdbc:h2:file:{path}/_catalog/iceberg;AUTO_SERVER=TRUE;DATABASE_TO_LOWER=TRUE",
+        uri=f"jdbc:sqlite:{path}/_catalog/iceberg.db?busy_timeout=120000",
         warehouse=f"file:{path}",
         properties={},
     )
@@ -101,10 +101,7 @@ def test_embedded_warehouse_override(
     depot = resolve(None, cwd, home, env=env, warehouse=warehouse)
     want = Path(os.path.normpath(expected.format(cwd=cwd, home=home)))
     assert depot.storage == LocalStorage(want)
-    assert (
-        depot.catalog.uri
-        == f"jdbc:h2:file:{want}/_catalog/iceberg;AUTO_SERVER=TRUE;DATABASE_TO_LOWER=TRUE"
-    )
+    assert depot.catalog.uri == f"jdbc:sqlite:{want}/_catalog/iceberg.db?busy_timeout=120000"
     assert depot.catalog.warehouse == f"file:{want}"
 
 

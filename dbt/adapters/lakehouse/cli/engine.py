@@ -114,9 +114,6 @@ def _describe(status: dict[str, Any]) -> str:
         + (f"; jars: {', '.join(jars)}" if jars else ""),
         f"  output: {Path(status['folder']) / LOG_FILE}",
     ]
-    kept = status.get("catalog_holders_kept") or []
-    if kept:
-        lines.append(f"  embedded catalog holders kept running: {', '.join(kept)}")
     return "\n".join(lines)
 
 

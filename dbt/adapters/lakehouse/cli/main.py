@@ -1,5 +1,5 @@
-"""`dbt-lakehouse`: the console command for what happens outside a dbt run: setup steps, and a
-table's commit history."""
+"""`dbt-lakehouse`: the console command for what happens outside a dbt run: setup steps, a
+table's commit history, the warm engine, and the embedded lakehouse's catalog."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.lakehouse.cli.catalog import add_commands as catalog_commands
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.engine.jars import CACHED_JARS, cache_dir, install_all, maven_repository
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
@@ -193,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--html", help="also write the report as an HTML page to this file")
     report.set_defaults(run=_report)
     engine_commands(commands, add_profile_options)
+    catalog_commands(commands, add_profile_options)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

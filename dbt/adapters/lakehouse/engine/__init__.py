@@ -1,4 +1,4 @@
 """Where SQL runs: the engine spec a profile implies, the Spark driver's lifecycle (JVM launch,
-jars, the embedded catalog's holder, cluster masters) or a Spark Connect client, and what a
+jars, cluster masters) or a Spark Connect client, and what a
 statement carries (scoped conf, errors read back).
 """

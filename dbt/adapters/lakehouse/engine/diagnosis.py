@@ -213,6 +213,13 @@ def explain_engine_error(
             "({{ config(materialized='table') }}), or build it in a depot whose catalog is "
             "jdbc, rest or nessie."
         )
+    if "[SQLITE_BUSY" in text:  # the xerial driver's code, past the busy timeout
+        return (
+            "The embedded lakehouse's catalog file stayed locked by another process's write "
+            "for longer than LAKEHOUSE_CATALOG_WAIT (120 s unless set). Fix: let the program "
+            "holding it finish (a SQLite tool with a write transaction open, or a hung process "
+            "on this warehouse) and rerun, or set LAKEHOUSE_CATALOG_WAIT higher."
+        )
     if "NotAuthorizedException" in text:
         return _catalog_refused(
             text,

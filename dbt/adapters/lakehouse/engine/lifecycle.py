@@ -4,8 +4,8 @@ Starting Spark costs seconds, so the session outlives adapters and connections: 
 and every dbt invocation inside one process (the test suite), reuse it while the configuration
 it was built from stays the same. It stops at interpreter exit. The JVM's console output goes to
 a log file, not dbt's output; secrets are applied at runtime, never put into the SparkConf. On
-the embedded lakehouse the session also holds the process's lease on the warehouse's catalog
-(engine/embedded_catalog/) and opens the catalog as it starts.
+the embedded lakehouse the catalog's SQLite file is made ready before the JVM starts
+(dbt/adapters/lakehouse/embedded/) and the catalog is opened as the session starts.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.lakehouse.engine import class_archive as classarchive
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.connect import start_connect_session
-from dbt.adapters.lakehouse.engine.embedded_catalog import CatalogLease
 from dbt.adapters.lakehouse.engine.jars import cache_dir
 from dbt.adapters.lakehouse.engine.jars.lines import check_supported
 from dbt.adapters.lakehouse.engine.launch import (
@@ -39,12 +38,11 @@ from dbt.adapters.lakehouse.engine.masters import (
     start_timeout_message,
 )
 from dbt.adapters.lakehouse.engine.session_catalogs import (
-    catalog_wait_seconds,
     initialize_s3a_credentials,
     load_catalogs_with_secrets,
     open_embedded_catalog,
+    prepare_embedded_catalog,
     set_system_properties,
-    unless_unavailable,
 )
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm import client as warm
@@ -67,7 +65,6 @@ class _Engine:
         self._gateway: Any = None
         self._launch: tuple[tuple[str, str], ...] = ()  # what the running JVM was launched with
         self._log_handle: Any = None
-        self._lease: CatalogLease | None = None
         self._early_failure: tuple[EngineSpec, BaseException] | None = None
         # Set while the session is one on a warm engine (engine/warm/), not this process's JVM.
         self._attachment: warm.Attachment | None = None
@@ -124,7 +121,7 @@ class _Engine:
     def _start(self, spec: EngineSpec) -> SparkSession:
         runtime.quiet_error_logs()
         if spec.is_connect:
-            # No JVM here, and no catalog lease: the server's driver opens the catalog.
+            # No JVM here: the server's driver opens the catalog.
             return start_connect_session(spec)  # type: ignore[no-any-return]
         java = java_executable()
         if java is None:
@@ -143,36 +140,24 @@ class _Engine:
                 '(`pip install "pyspark==3.5.*"`).'
             )
         if not spec.is_local:
-            # Before anything starts (the catalog holder, the JVM), so a master that does not
+            # Before anything starts (the JVM), so a master that does not
             # answer fails at once and the warning shows whatever happens next.
             if spec.local_storage:
                 logger.warning(local_storage_warning(spec))
             check_master_reachable(spec.master, addresses=master_addresses_of(spec))
         keep_minutes = keep_warm_minutes(spec.master, spec.keep_warm_minutes)
-        lease = None
         if spec.embedded_catalog is not None:
-            lease = CatalogLease(spec.embedded_catalog, java, wait=catalog_wait_seconds())
-        try:
-            if lease is not None:
-                # Before Spark: a holder this starts gets ready while Spark does.
-                unless_unavailable(lease.join)
-            if keep_minutes > 0:
-                spark = self._attach(spec, java, keep_minutes)
-            else:
-                spark = self._start_spark(spec, java)
-            if lease is not None:
-                try:
-                    open_embedded_catalog(spark, lease)
-                except Exception:
-                    self._end(spark, spec)
-                    raise
-                if self._attachment is not None:
-                    self._attachment.keep_catalog_holders(spec)
-        except BaseException:
-            if lease is not None:
-                lease.release()
-            raise
-        self._lease = lease
+            prepare_embedded_catalog(spec.embedded_catalog, java)
+        if keep_minutes > 0:
+            spark = self._attach(spec, java, keep_minutes)
+        else:
+            spark = self._start_spark(spec, java)
+        if spec.embedded_catalog is not None:
+            try:
+                open_embedded_catalog(spark, spec.embedded_catalog)
+            except Exception:
+                self._end(spark, spec)
+                raise
         return spark
 
     def _attach(self, spec: EngineSpec, java: str, keep_minutes: float) -> SparkSession:
@@ -348,9 +333,6 @@ class _Engine:
             finally:
                 self._spark = None
                 self._spec = None
-                if self._lease is not None:
-                    self._lease.release()
-                    self._lease = None
 
     def stop(self) -> None:
         with self._lock:

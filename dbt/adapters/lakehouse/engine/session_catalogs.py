@@ -2,25 +2,20 @@
 
 A catalog that cannot be used should fail the start with its reason, not some model later: the
 catalogs with secrets are loaded at once, the glue catalog's AWS keys are set where the AWS SDK
-reads them first, and the embedded catalog is opened under this process's lease on it, with the
-bounded wait (LAKEHOUSE_CATALOG_WAIT) the lease enforces.
+reads them first, and the embedded catalog's SQLite file is made (or moved over from H2) before
+the session starts and loaded as it does.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.embedded import EmbeddedCatalog
+from dbt.adapters.lakehouse.embedded.h2_migration import migrate_if_needed
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
-from dbt.adapters.lakehouse.engine.embedded_catalog import (
-    DEFAULT_WAIT_SECONDS,
-    CatalogLease,
-    CatalogUnavailable,
-)
 from dbt.adapters.lakehouse.engine.role_conf import ROLE_SYSTEM_PROPERTIES
 from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
@@ -30,23 +25,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
-
-
-def catalog_wait_seconds(env: Mapping[str, str] | None = None) -> float:
-    """How long a process waits for the embedded catalog (LAKEHOUSE_CATALOG_WAIT, seconds)."""
-    given = (os.environ if env is None else env).get("LAKEHOUSE_CATALOG_WAIT", "").strip()
-    if not given:
-        return DEFAULT_WAIT_SECONDS
-    try:
-        seconds = float(given)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise EngineSetupError(
-            f"LAKEHOUSE_CATALOG_WAIT must be a number of seconds above 0; got {given!r}. "
-            f"Accepted: e.g. 300 (unset: {DEFAULT_WAIT_SECONDS:.0f})."
-        )
-    return seconds
 
 
 def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
@@ -136,41 +114,35 @@ def load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
             ) from None
 
 
-def unless_unavailable(step: Any) -> Any:
+def prepare_embedded_catalog(catalog: EmbeddedCatalog, java: str | None) -> None:
+    """Before Spark starts: the catalog file exists, moved over from H2 if the warehouse has an
+    earlier release's catalog; that move is said in one line."""
     try:
-        return step()
-    except CatalogUnavailable as exc:
-        raise EngineSetupError(str(exc)) from None
-    except OSError as exc:  # the holder's lock files or process could not be made
+        migrated = migrate_if_needed(catalog, java)
+    except OSError as exc:
         raise EngineSetupError(
-            f"The embedded lakehouse catalog's holder could not start: {exc}. Fix: make the "
-            "warehouse's _catalog folder writable for this user, and check free disk space."
+            f"The embedded lakehouse catalog {catalog.database_file} could not be created: "
+            f"{exc}. Fix: make {catalog.folder} writable for this user, and check free disk "
+            "space."
         ) from None
+    if migrated is not None:
+        logger.info(migrated.line())
 
 
-def open_embedded_catalog(spark: SparkSession, lease: CatalogLease) -> None:
-    """Load the embedded catalog now, under the lease, rather than in the first statement.
-
-    Its first open is where dbt processes on one warehouse meet: the lease takes it one process
-    at a time, after the holder is ready, and bounds the wait with a one-line reason. A lazy
-    open in some model's statement would have none of that.
-    """
-    name = lease.catalog.name
+def open_embedded_catalog(spark: SparkSession, catalog: EmbeddedCatalog) -> None:
+    """Load the embedded catalog now rather than in the first statement, so a catalog that
+    cannot be opened fails the start with its reason, not some model later."""
     manager = spark._jsparkSession.sessionState().catalogManager()  # type: ignore[attr-defined]
     began = time.monotonic()
     try:
-        unless_unavailable(
-            lambda: lease.open(lambda: manager.catalog(name), describe=engine_error_text)
-        )
-        logger.debug(
-            f"embedded catalog {lease.catalog.database_file} open after "
-            f"{time.monotonic() - began:.1f}s"
-        )
-    except EngineSetupError:
-        raise
+        manager.catalog(catalog.name)
     except Exception as exc:
         lines = engine_error_text(exc).splitlines()
         cause = f" ({lines[-1].strip()})" if len(lines) > 1 else ""
         raise EngineSetupError(
-            f"The Iceberg catalog '{name}' could not be loaded: {lines[0] if lines else exc}{cause}"
+            f"The embedded lakehouse catalog {catalog.database_file} could not be opened: "
+            f"{lines[0] if lines else exc}{cause}"
         ) from None
+    logger.debug(
+        f"embedded catalog {catalog.database_file} open after {time.monotonic() - began:.1f}s"
+    )

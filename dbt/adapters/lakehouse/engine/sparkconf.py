@@ -82,7 +82,8 @@ class SparkConfPlan:
         (catalogs are created lazily, on first use, so this happens in time).
     secret_hadoop_conf: Hadoop keys without the `spark.hadoop.` prefix, set on the
         SparkContext's Hadoop configuration at runtime.
-    jar_needs: logical jar sets: iceberg (always), h2 / postgresql (a JDBC catalog's driver),
+    jar_needs: logical jar sets: iceberg (always), h2 / sqlite / postgresql (a JDBC catalog's
+        driver),
         s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog),
         gcs-connector / gcp-bundle (GCS, engine/gcs_conf.py).
     secret_system_properties: the driver JVM's system properties a glue catalog's client reads
@@ -290,7 +291,7 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
 
 # The JDBC drivers the adapter fetches itself, by the URL's subprotocol; another database's
 # driver goes into the profile's `spark.jars`.
-JDBC_DRIVER_NEEDS = {"h2": "h2", "postgresql": "postgresql"}
+JDBC_DRIVER_NEEDS = {"h2": "h2", "sqlite": "sqlite", "postgresql": "postgresql"}
 
 
 def jdbc_driver_need(uri: str | None) -> str | None:

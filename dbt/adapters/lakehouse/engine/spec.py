@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.embedded import EmbeddedCatalog
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
-from dbt.adapters.lakehouse.engine.embedded_catalog import EmbeddedCatalog
-from dbt.adapters.lakehouse.engine.jars import COMET_JARS, H2_JARS, resolve_jars
+from dbt.adapters.lakehouse.engine.jars import COMET_JARS, resolve_jars
 from dbt.adapters.lakehouse.engine.native import comet_conf, native_engine
 from dbt.adapters.lakehouse.engine.runtime import is_connect_master
 from dbt.adapters.lakehouse.engine.sparkconf import (
@@ -25,7 +25,6 @@ from dbt.adapters.lakehouse.engine.sparkconf import (
     build_spark_conf_plan,
     catalog_context,
 )
-from dbt.adapters.lakehouse.exceptions import EngineSetupError
 from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
 from dbt.adapters.lakehouse.profile.depot.model import LocalStorage
 from dbt.adapters.lakehouse.profile.secrets import safe_url
@@ -156,13 +155,8 @@ def engine_spec(
     conf["spark.jars"] = ",".join(str(p) for p in jars)
     java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
     embedded_catalog = None
-    if depot.embedded and not connect:
-        # The catalog holder's AUTO_SERVER listens on loopback only; this JVM names the same
-        # address, or H2 reads the lock file as another machine's.
-        java_options.append("-Dh2.bindAddress=127.0.0.1")
-        embedded_catalog = EmbeddedCatalog(
-            name=creds.database, url=str(depot.catalog.uri), h2_jar=_h2_jar(jars, env)
-        )
+    if depot.embedded and not connect and isinstance(depot.storage, LocalStorage):
+        embedded_catalog = EmbeddedCatalog(name=creds.database, warehouse=depot.storage.path)
     if options.driver_memory:
         conf["spark.driver.memory"] = options.driver_memory
     if options.driver_host and not options.master.startswith("local"):
@@ -207,15 +201,4 @@ def _catalog_mount(name: str, depot: Depot, plan: SparkConfPlan, default: bool) 
         uri=safe_url(depot.catalog.uri) if remote and depot.catalog.uri else None,
         has_secrets=any(key.startswith(prefix) for key in plan.secret_catalog_conf),
         context=catalog_context(depot, name, default),
-    )
-
-
-def _h2_jar(jars: list[Path], env: Mapping[str, str] | None) -> str:
-    located = H2_JARS.locate(env)
-    if located:
-        return str(located[0])
-    # resolve_jars found it a moment ago; only a jar deleted in between lands here.
-    raise EngineSetupError(
-        f"The H2 driver for the embedded catalog is missing (jars: {', '.join(map(str, jars))}). "
-        "Fix: run `dbt-lakehouse install`, or set LAKEHOUSE_H2_JAR to h2-2.1.214.jar."
     )

@@ -4,9 +4,10 @@ Every jar comes from its home, Maven Central: the Iceberg Spark runtime and `ice
 (the AWS SDK v2 for S3FileIO and the Glue catalog), `hadoop-aws` of pyspark's own Hadoop version
 with the AWS SDK v1 bundle it was built against (S3 through s3a), `hadoop-azure` of the same
 Hadoop (ADLS Gen2 through ABFS) and `iceberg-azure-bundle` (the Azure SDK for ADLSFileIO),
-Hadoop's GCS connector and `iceberg-gcp-bundle` (GCS), and the H2 JDBC driver (the embedded
-catalog's store). Where Maven Central cannot be reached, each set but the cloud SDKs,
-hadoop-azure and the GCS connector has a fallback through another registry (docs/runtime.md,
+Hadoop's GCS connector and `iceberg-gcp-bundle` (GCS), the SQLite JDBC driver (the embedded
+catalog's store) and the H2 one (jdbc depots on H2 files, and moving an earlier release's H2
+embedded catalog to SQLite). Where Maven Central cannot be reached, each set but the cloud SDKs,
+hadoop-azure, the GCS connector and SQLite has a fallback through another registry (docs/runtime.md,
 "Jars"): the Iceberg runtime from a PyPI wheel, H2 from Debian's `libh2-java`, s3a from a PyPI
 sdist. Each fetched jar is checked against a pinned SHA-256 before it is cached; a present,
 verified jar is never fetched again. Every cached jar can be replaced by a file of the user's
@@ -53,6 +54,7 @@ from dbt.adapters.lakehouse.engine.jars.sets import (
     S3A_JARS,
     SCALA_BINARY_VERSION,
     SPARK_BINARY_VERSION,
+    SQLITE_JARS,
     maven_jar,
     packages_cover,
 )
@@ -74,6 +76,7 @@ __all__ = [
     "PACKAGES_REPLACING",
     "POSTGRESQL_JARS",
     "S3A_JARS",
+    "SQLITE_JARS",
     "SCALA_BINARY_VERSION",
     "SPARK_BINARY_VERSION",
     "CachedJarSet",

@@ -108,6 +108,23 @@ H2_JARS = CachedJarSet(
     ),
 )
 
+# The embedded lakehouse's catalog driver (dbt/adapters/lakehouse/embedded/), and any jdbc depot's
+# on a SQLite file. Maven Central only: Debian's libxerial-sqlite-jdbc-java is built without the
+# native SQLite libraries the jar loads (they are in libxerial-sqlite-jdbc-jni, installed as a
+# system library a jar set cannot point the JVM at), so it cannot serve as a fallback.
+SQLITE_JARS = CachedJarSet(
+    need="sqlite",
+    sources=(
+        maven_jar(
+            "org.xerial",
+            "sqlite-jdbc",
+            "3.54.1.0",
+            "f8dce420a6016278497f4f0560f65602b9db858de141b541cf91a4644ebe4639",
+            "LAKEHOUSE_SQLITE_JAR",
+        ),
+    ),
+)
+
 # The JDBC catalog's driver for a PostgreSQL database (a jdbc depot whose uri is
 # jdbc:postgresql:...).
 POSTGRESQL_JARS = CachedJarSet(
@@ -333,6 +350,7 @@ CACHED_JARS: dict[str, CachedJarSet] = {
     for s in (
         ICEBERG_JARS,
         H2_JARS,
+        SQLITE_JARS,
         POSTGRESQL_JARS,
         S3A_JARS,
         AWS_SDK_V2_JARS,
@@ -349,6 +367,7 @@ CACHED_JARS: dict[str, CachedJarSet] = {
 PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
     "iceberg": (f"org.apache.iceberg:{ICEBERG_RUNTIME}:",),
     "h2": ("com.h2database:h2:",),
+    "sqlite": ("org.xerial:sqlite-jdbc:",),
     "postgresql": ("org.postgresql:postgresql:",),
     "s3a": ("org.apache.hadoop:hadoop-aws:",),
     "aws-sdk-v2": ("org.apache.iceberg:iceberg-aws-bundle:", "software.amazon.awssdk:"),

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine.embedded_catalog.holder import USERS_FILE
 from dbt.adapters.lakehouse.engine.launch import log_tail, process_running
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm import server
@@ -90,19 +89,6 @@ class Attachment:
         except OSError:
             return False
 
-    def keep_catalog_holders(self, spec: EngineSpec) -> None:
-        """Once this command has opened its embedded catalog: the engine keeps that holder
-        running after the command (server.py). Not before: a holder the command could not use
-        (wedged, its catalog file unreadable) is left to stop, and the next command starts anew."""
-        users = catalog_users(spec)
-        if not users:
-            return
-        request = {"op": "keep_catalog_users", "catalog_users": users}
-        try:
-            self.control.sendall((json.dumps(request) + "\n").encode())
-        except OSError:
-            pass  # the engine is gone; the next statement says so
-
     def detach(self, catalogs: tuple[str, ...] = ()) -> None:
         try:
             _close_catalogs(self.spark, catalogs)
@@ -148,13 +134,6 @@ def attach(
         f"output is in {folder / server.LOG_FILE}. Fix: `dbt-lakehouse engine stop`, or "
         "LAKEHOUSE_ENGINE=cold to run without it."
     )
-
-
-def catalog_users(spec: EngineSpec) -> list[str]:
-    """The users.lock of the embedded catalog's holder, by which the engine keeps the holder up
-    between commands (server.py); this command counts among its users already (its lease)."""
-    catalog = spec.embedded_catalog
-    return [] if catalog is None else [str(catalog.folder / USERS_FILE)]
 
 
 def _attach_control(

@@ -14,17 +14,11 @@ uses the engine, and reaches Spark through the gateway with its own session. Thi
 - when a command's connection closes, however its process ended, cancels the Spark jobs tagged
   with that command's tag, so a killed command leaves no job running, and when the last one
   leaves, drops cached query results (shared by all sessions) so nothing is served stale;
-- keeps the embedded catalog holders of the last warehouses its commands used running, by
-  counting itself among their users (a shared lock on the holder's `users.lock`, which the
-  command names once it has opened the catalog: a holder it could not use is not kept), so the
-  next command there does not wait for the holder's JVM to start; the kernel drops those locks
-  however this process ends, and each holder stops moments later;
 - exits when the JVM exits (killed, or out of memory: the engine's JVM exits on an
   OutOfMemoryError), removing its state, so the next command starts a new engine. If this
   process dies instead, the JVM sees its stdin close and exits (PySpark's gateway does that).
 
 Requests on the control socket, one JSON line each: `attach` (kept open), `status`, `stop`.
-On an attach connection the command may then send `keep_catalog_users`.
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ import socket
 import struct
 import sys
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +42,6 @@ LOG_FILE = "engine.log"
 # Held exclusively by the live supervisor; a shared probe that succeeds means none runs.
 LIVE_LOCK = "live.lock"
 TICK_SECONDS = 0.5
-# An edit loop works on one warehouse; a few more are kept for switching between projects.
-KEPT_CATALOG_HOLDERS = 2
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
@@ -81,40 +72,6 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def keep_shared_locks(kept: OrderedDict[str, int], paths: list[str], limit: int) -> None:
-    """Hold a shared lock on each of `paths` (existing files only), newest last; beyond `limit`,
-    the oldest are let go. A path whose lock is held exclusively right now is skipped, and one
-    whose file was made anew (a warehouse deleted and built again) is locked anew."""
-    for path in paths:
-        held = kept.pop(path, None)
-        if held is not None:
-            if _same_file(held, path):
-                kept[path] = held
-                continue
-            os.close(held)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        kept[path] = fd
-    while len(kept) > limit:
-        _, fd = kept.popitem(last=False)
-        os.close(fd)
-
-
-def _same_file(fd: int, path: str) -> bool:
-    try:
-        held, now = os.fstat(fd), os.stat(path)
-    except OSError:
-        return False
-    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
-
-
 class Supervisor:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -128,7 +85,6 @@ class Supervisor:
         self.gateway: Any = None
         self.context: Any = None
         self.root: Any = None
-        self.catalog_users: OrderedDict[str, int] = OrderedDict()
 
     # --- start ------------------------------------------------------------------------------
 
@@ -232,8 +188,7 @@ class Supervisor:
         except OSError:
             data = b""
         if data:
-            self.attached_requests(self.clients.get(connection, {}), data)
-            return
+            return  # an attached command sends nothing more; only its leaving matters
         # Closing an attach connection is the command's way of leaving, however it ended.
         self.selector.unregister(connection)
         client = self.clients.pop(connection, {})
@@ -250,23 +205,6 @@ class Supervisor:
                 self.root._jsparkSession.sharedState().cacheManager().clearCache()
             except Exception:
                 pass
-
-    def attached_requests(self, client: dict[str, Any], data: bytes) -> None:
-        """Requests on an attach connection, one JSON line each: `keep_catalog_users`, sent
-        once the command's embedded catalog is open."""
-        pending = client.get("pending", b"") + data
-        *lines, client["pending"] = pending.split(b"\n")
-        for line in lines:
-            try:
-                request = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(request, dict):
-                continue
-            users = request.get("catalog_users")
-            if request.get("op") == "keep_catalog_users" and isinstance(users, list):
-                paths = [str(path) for path in users]
-                keep_shared_locks(self.catalog_users, paths, KEPT_CATALOG_HOLDERS)
 
     def status(self) -> dict[str, Any]:
         jvm_pid = self.gateway.proc.pid
@@ -285,7 +223,6 @@ class Supervisor:
             "conf": self.launch["conf"],
             "rss_bytes": rss_bytes(jvm_pid),
             "folder": str(self.folder),
-            "catalog_holders_kept": [str(Path(path).parent) for path in self.catalog_users],
         }
         try:
             runtime = self.context._jvm.java.lang.Runtime.getRuntime()

@@ -1,8 +1,9 @@
 """The depots that need no depots file: the embedded local lakehouse and `depot: env`.
 
-The embedded lakehouse (no `depot` in the profile) is a local folder with an H2-backed JDBC
-catalog that several dbt processes can share. `depot: env` is the DataOS / Nilus contract: an
-S3 + REST depot described entirely by environment variables (TYPE, DESTINATION_BUCKET, ...).
+The embedded lakehouse (no `depot` in the profile) is a local folder with a JDBC catalog in a
+SQLite file (dbt/adapters/lakehouse/embedded/) that several dbt processes, and pyiceberg, share.
+`depot: env` is the DataOS / Nilus contract: an S3 + REST depot described entirely by
+environment variables (TYPE, DESTINATION_BUCKET, ...).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbt.adapters.lakehouse.credentials import DEFAULT_WAREHOUSE_DIR
+from dbt.adapters.lakehouse.embedded.sqlite_catalog import BUSY_TIMEOUT_SECONDS, catalog_jdbc_url
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SCHEME_RE,
@@ -34,30 +36,42 @@ def _embedded_depot(warehouse: str | None, ctx: _Context) -> Depot:
         project_dir = ctx.getenv("DBT_PROJECT_DIR")
         base = _absolute(project_dir, ctx.cwd, ctx.home) if project_dir else ctx.cwd
         path = base / DEFAULT_WAREHOUSE_DIR
-    if ";" in str(path):
+    if "?" in str(path) or ";" in str(path):
         raise DepotConfigError(
-            f"The embedded lakehouse folder cannot contain ';' (H2 reads it as a URL option "
-            f"separator); got {path}. Accepted: a folder path without ';'."
+            f"The embedded lakehouse folder cannot contain '?' or ';' (the SQLite driver reads "
+            f"'?' as the start of its URL options, H2 read ';' so); got {path}. Accepted: a "
+            "folder path without them."
         )
     storage = LocalStorage(path)
     catalog = CatalogSpec(
         type="jdbc",
-        uri=embedded_catalog_uri(path),
+        uri=embedded_catalog_uri(path, _catalog_wait(ctx)),
         warehouse=storage.warehouse_uri,
     )
     return Depot("embedded", storage, catalog, DepotSecrets(), "embedded", embedded=True)
 
 
-def embedded_catalog_uri(path: Path) -> str:
-    """The H2 database behind the embedded catalog.
+def embedded_catalog_uri(path: Path, wait_seconds: float = BUSY_TIMEOUT_SECONDS) -> str:
+    """The SQLite database behind the embedded catalog, as every JVM opens it."""
+    return catalog_jdbc_url(path, wait_seconds)
 
-    AUTO_SERVER lets several processes share it. DATABASE_TO_LOWER keeps the catalog tables'
-    names lowercase as Iceberg's JdbcCatalog looks them up: with H2's default upper-casing, its
-    schema check misses an existing column and fails in every process after the first.
-    """
-    return (
-        f"jdbc:h2:file:{path.as_posix()}/_catalog/iceberg;AUTO_SERVER=TRUE;DATABASE_TO_LOWER=TRUE"
-    )
+
+def _catalog_wait(ctx: _Context) -> float:
+    """How long a process waits for another one's lock on the catalog file
+    (LAKEHOUSE_CATALOG_WAIT, seconds)."""
+    given = (ctx.getenv("LAKEHOUSE_CATALOG_WAIT") or "").strip()
+    if not given:
+        return BUSY_TIMEOUT_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 86400:
+        raise DepotConfigError(
+            f"LAKEHOUSE_CATALOG_WAIT must be a number of seconds above 0 (below a day); got "
+            f"{given!r}. Accepted: e.g. 300 (unset: {BUSY_TIMEOUT_SECONDS:.0f})."
+        )
+    return seconds
 
 
 def _env_depot(ctx: _Context) -> Depot:

@@ -1,0 +1,133 @@
+"""The SQLite file behind the embedded catalog: where it is, its tables, and its creation.
+
+The file is made whole before any JVM opens it: built under a private name, then linked into
+place (link(2) fails when the name exists), so two processes starting on a new warehouse never
+both create tables, and none sees a half-made catalog. Iceberg's JdbcCatalog would create them
+itself, but its V1 upgrade (ALTER TABLE ... ADD COLUMN iceberg_type) races between processes
+and fails in all but one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+CATALOG_DIR = "_catalog"
+SQLITE_FILE = "iceberg.db"
+# How long a process waits for another one's write lock before its statement fails. Commits
+# are one short UPDATE each; a long wait only happens behind a stuck foreign writer.
+BUSY_TIMEOUT_SECONDS = 120.0
+
+# Iceberg's own DDL (JdbcUtil V0_CREATE_CATALOG_SQL + V1_UPDATE_CATALOG_SQL, and
+# CREATE_NAMESPACE_PROPERTIES_TABLE_SQL), which pyiceberg's SqlCatalog declares the same way.
+CATALOG_DDL = (
+    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+    "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
+    "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
+    "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
+    "PRIMARY KEY (catalog_name, table_namespace, table_name))",
+    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+    "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
+    "property_key VARCHAR(255), property_value VARCHAR(1000), "
+    "PRIMARY KEY (catalog_name, namespace, property_key))",
+)
+TABLE_COLUMNS = (
+    "catalog_name",
+    "table_namespace",
+    "table_name",
+    "metadata_location",
+    "previous_metadata_location",
+    "iceberg_type",
+)
+NAMESPACE_COLUMNS = ("catalog_name", "namespace", "property_key", "property_value")
+
+Rows = list[tuple[str | None, ...]]
+
+
+@dataclass(frozen=True)
+class EmbeddedCatalog:
+    """One warehouse's embedded catalog: `name` is the Spark catalog name (the `catalog_name`
+    of its rows), `warehouse` the lakehouse folder."""
+
+    name: str
+    warehouse: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.warehouse / CATALOG_DIR
+
+    @property
+    def database_file(self) -> Path:
+        return self.folder / SQLITE_FILE
+
+
+def catalog_jdbc_url(warehouse: Path, busy_timeout_seconds: float = BUSY_TIMEOUT_SECONDS) -> str:
+    """The JDBC URL every JVM opens the catalog with. The xerial driver reads its pragmas from
+    the URL; busy_timeout makes a process wait for another one's write lock instead of failing
+    with SQLITE_BUSY."""
+    database = warehouse / CATALOG_DIR / SQLITE_FILE
+    return f"jdbc:sqlite:{database.as_posix()}?busy_timeout={int(busy_timeout_seconds * 1000)}"
+
+
+def connect(database: Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
+    return sqlite3.connect(database, timeout=timeout)
+
+
+def prepare_catalog(
+    catalog: EmbeddedCatalog, migrate: Callable[[Path], tuple[Rows, Rows] | None] | None = None
+) -> tuple[Rows, Rows] | None:
+    """Make the catalog file exist. `migrate(folder)` returns the rows of an earlier catalog to
+    copy in (h2_migration.py), or None when there is none. Returns the rows copied when this
+    process created the file from them, else None (the file existed, or another process won)."""
+    target = catalog.database_file
+    if target.exists():
+        return None
+    catalog.folder.mkdir(parents=True, exist_ok=True)
+    rows = migrate(catalog.folder) if migrate is not None else None
+    partial = catalog.folder / f".{SQLITE_FILE}.{os.getpid()}.partial"
+    partial.unlink(missing_ok=True)
+    try:
+        _build(partial, rows)
+        try:
+            os.link(partial, target)
+        except FileExistsError:
+            return None  # another process made it first: the same rows, already in place
+        _sync_folder(catalog.folder)
+        return rows
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _build(database: Path, rows: tuple[Rows, Rows] | None) -> None:
+    with contextlib.closing(connect(database)) as con:
+        # WAL: readers (every loadTable) never wait for a writer, and a writer never for them.
+        # The mode is kept in the file, so every later opener uses it.
+        con.execute("PRAGMA journal_mode=WAL")
+        with con:
+            for ddl in CATALOG_DDL:
+                con.execute(ddl)
+            if rows is not None:
+                tables, namespaces = rows
+                con.executemany(
+                    f"INSERT INTO iceberg_tables ({', '.join(TABLE_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' * len(TABLE_COLUMNS))})",
+                    tables,
+                )
+                con.executemany(
+                    f"INSERT INTO iceberg_namespace_properties ({', '.join(NAMESPACE_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' * len(NAMESPACE_COLUMNS))})",
+                    namespaces,
+                )
+    # Closing the last connection checkpointed the WAL into the file and removed it.
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
