@@ -3,8 +3,8 @@ summed over all its statements, for a table, an append, a CDC merge (inserts, up
 deletes in one batch), an insert_overwrite, a delete+insert, a snapshot and a seed, on a first
 build, a rerun with new data and a `--full-refresh`; dbt's console line shows the rows
 (`[MERGE 3 in 1.2s]`); files, bytes, the node's commits and its Spark jobs and task time are
-there; the run ends with the table of its heaviest nodes; the node's Spark jobs are described by its name and the profile's tags, and its
-Iceberg commits carry the tags.
+there; the run ends with the table of its heaviest nodes; the node's Spark jobs are described
+by its name and the profile's tags, and its Iceberg commits carry the tags.
 
 Spark 4.1 writes MERGE's own counts into the snapshot summary; on 3.5 a merge's rows are not
 known (report/work.py), so this runs on the 4.1 line."""
