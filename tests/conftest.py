@@ -88,6 +88,7 @@ SLOW_FIRST = (
     "test_community_packages.py",
     "test_warm_rows.py",
     "test_embedded_concurrency.py",
+    "test_embedded_pyiceberg.py",
     "test_maintenance.py",
     "test_delta_format.py",
     "test_native_rows.py",
