@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import pytest
 from dbt.tests.util import run_dbt_and_capture
 
 from dbt.adapters.lakehouse.engine.jars.lines import installed_line
+from functional.lakehouse.browser import CHROMIUM, pixel_colours, screenshot
 from functional.lakehouse.tables import table
 
 pytestmark = [
@@ -153,8 +156,8 @@ class TestNodeMetrics:
             assert view["_message"] == "CREATE VIEW" and "rows_inserted" not in view
             table_node = responses["t_table"]
             assert table_node["spark_jobs"] >= 1 and table_node["spark_seconds"] > 0
-            # The run's summary, after dbt's totals: the heaviest of its 8 nodes.
-            summary = output[output.index("Where the time went (the 8 heaviest of 8 nodes") :]
+            # The run's summary, after dbt's totals: its 8 nodes (10 are shown at most).
+            summary = output[output.index("Where the time went (8 nodes, by Spark task time)") :]
             assert "inc_merge" in summary and "t_table" in summary, summary
         self._jobs_and_commits_name_the_node(project)
 
@@ -181,6 +184,31 @@ class TestNodeMetrics:
         summary = json.loads(summary_text)
         assert summary["dbt.query_tags"] == "cost_center=cc42,team=finance"
         assert summary["dbt.node"].endswith(".t_table")
+
+    @pytest.mark.skipif(
+        CHROMIUM is None, reason="no chromium: scripts/install-tests.sh installs it"
+    )
+    def test_the_report_page_renders_in_a_real_browser(
+        self, project: Any, record_property: Any
+    ) -> None:
+        """`dbt-lakehouse report --html` on the last build's run_results.json, rendered by
+        headless Chromium: a bar per node in both colours, every node listed."""
+        root = Path(project.project_root)
+        page, shot = root / "report.html", root / "report.png"
+        cli = Path(sys.executable).with_name("dbt-lakehouse")
+        done = subprocess.run(
+            [str(cli), "report", str(root / "target" / "run_results.json"), "--html", str(page)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "Where the time went (8 nodes, by Spark task time)" in done.stdout
+        assert page.read_text().count("<tr data-node=") == 8
+        colours = pixel_colours(screenshot(page, shot, (1000, 500)))
+        record_property("report screenshot", str(shot))
+        print(f"report page screenshot: {shot}")
+        spark_blue, wall_grey = colours[(0x2F, 0x6F, 0xDE)], colours[(0x9A, 0xA5, 0xB1)]
+        # Eight bars of each, at least a few pixels each, and more than the key's swatches.
+        assert spark_blue > 8 * 20 and wall_grey > 8 * 20, colours.most_common(8)
 
 
 def _responses(root: Path) -> dict[str, dict[str, Any]]:

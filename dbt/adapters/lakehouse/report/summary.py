@@ -109,7 +109,8 @@ def render(costs: list[NodeCost], total: int | None = None) -> str:
         )  # fmt: skip
         for row in rows
     ]
-    shown = f"the {len(costs)} heaviest of {total} nodes" if total else f"{len(costs)} nodes"
+    some = total is not None and total > len(costs)
+    shown = f"the {len(costs)} heaviest of {total} nodes" if some else f"{len(costs)} nodes"
     return f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
 
 
