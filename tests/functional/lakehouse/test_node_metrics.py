@@ -35,7 +35,12 @@ pytestmark = [
 TAGS = {"team": "finance", "cost_center": "cc42"}
 
 MODELS = {
-    "t_table.sql": "{{ config(materialized='table') }}\nselect id from range(5)",
+    # Compacted after each build, and mirrored to a Delta log: both commits are the node's too.
+    "t_table.sql": """
+{{ config(materialized='table', table_formats=['iceberg', 'delta'],
+          maintenance={'after_run': ['compaction'], 'compaction': {'min_input_files': 1}}) }}
+select id from range(0, 5, 1, 2)
+""",
     "inc_append.sql": """
 {{ config(materialized='incremental', incremental_strategy='append') }}
 {% if var('round', 1) == 1 %}select id from range(0, 4)
@@ -156,6 +161,11 @@ class TestNodeMetrics:
             assert view["_message"] == "CREATE VIEW" and "rows_inserted" not in view
             table_node = responses["t_table"]
             assert table_node["spark_jobs"] >= 1 and table_node["spark_seconds"] > 0
+            # CTAS, the compaction's rewrite and the Delta log's commit; rows counted once.
+            made = {c["statement"]: c["operation"] for c in table_node["snapshots"]}
+            assert table_node["snapshots"][0]["statement"] == "create", made
+            assert made["rewrite"] == "replace" and made["mirror"].startswith("delta "), made
+            assert table_node["files_removed"] >= 2, table_node  # the two files compacted
             # The run's summary, after dbt's totals: its 8 nodes (10 are shown at most).
             summary = output[output.index("Where the time went (8 nodes, by Spark task time)") :]
             assert "inc_merge" in summary and "t_table" in summary, summary
@@ -175,10 +185,11 @@ class TestNodeMetrics:
         tagged = [d for d in descriptions if d.startswith("dbt model.") and ".t_table " in d]
         assert tagged, sorted(descriptions)[:5]
         assert all(d.endswith(" [cost_center=cc42,team=finance]") for d in tagged), tagged
+        # The last build's CTAS (its compaction's snapshot, a procedure's, carries no lineage).
         # The cursor gives a map column as JSON text.
         summary_text = project.run_sql(
             f"select summary from {table(project, 't_table')}.snapshots "
-            "order by committed_at desc limit 1",
+            "where operation = 'overwrite' order by committed_at desc limit 1",
             fetch="one",
         )[0]
         summary = json.loads(summary_text)

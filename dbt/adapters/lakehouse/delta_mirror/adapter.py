@@ -18,6 +18,7 @@ from dbt.adapters.lakehouse.profile.depot.table_defaults import (
     DeltaConfigError,
     parse_table_formats,
 )
+from dbt.adapters.lakehouse.report import work
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -152,6 +153,18 @@ def mirror(adapter: LakehouseAdapter, spark: Any, table: TableName, owner: str) 
     )
     if result is not None:
         report_mirror(result)
+        if result.kind != "noop" and result.snapshot_id is not None:
+            _record(adapter, str(table), result)
+
+
+def _record(adapter: LakehouseAdapter, table: str, result: sync.MirrorResult) -> None:
+    """The Delta commit in the node's report (report/work.py): it changes no row."""
+    from dbt_common.invocation import get_invocation_id
+
+    node = adapter.connections.get_thread_connection().name
+    operation = f"delta {result.kind} version {result.version}"
+    commit = work.Commit(table, int(result.snapshot_id or 0), operation, "mirror", {})
+    work.record(get_invocation_id(), str(node), commit)
 
 
 def report_mirror(result: sync.MirrorResult) -> None:

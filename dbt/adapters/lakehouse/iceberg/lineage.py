@@ -237,3 +237,28 @@ def committed_snapshot(
 
 def _carries(summary: Any, properties: Mapping[str, str]) -> bool:
     return all(summary.get(key) == value for key, value in properties.items())
+
+
+@contextmanager
+def recorded_step(spark: Any, table: str, kind: str, node: str | None) -> Iterator[None]:
+    """Around a step of a node that commits outside SQL statements (a maintenance procedure):
+    the snapshots it made go to the node's report (report/work.py) as `kind`."""
+    from dbt_common.invocation import get_invocation_id
+
+    reflected = _reflected(spark)
+    if reflected.failure is not None or not is_node_id(node):
+        yield
+        return
+    assert reflected.iceberg is not None
+    try:
+        head = reflected.iceberg.load(spark, table).currentSnapshot()
+        before = None if head is None else int(head.snapshotId())
+    except Exception:  # no such table yet: nothing to compare with
+        yield
+        return
+    yield
+    try:
+        after = reflected.iceberg.load(spark, table)
+        work.record_new_snapshots(after, before, table, kind, get_invocation_id(), str(node))
+    except Exception as exc:  # the report loses a line; the step itself is done
+        logger.debug(f"{table}: the snapshots of {kind} not recorded: {exc}")

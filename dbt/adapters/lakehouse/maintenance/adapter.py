@@ -15,6 +15,7 @@ from dbt.adapters.lakehouse.delta_mirror import adapter as delta_adapter
 from dbt.adapters.lakehouse.delta_mirror import log as deltalog
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg.lineage import recorded_step
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.maintenance.config import (
     COMPACTION,
@@ -77,15 +78,17 @@ def maintain_after_run(
         # Connect commits do not name their run (no lineage): the whole table, saying so.
         invocation = None if runtime.is_connect(spark) else get_invocation_id()
         target = maintenance_target(relation, config, write_order_by, invocation)
-        _, failed = maintain(
-            adapter._metadata_rows,
-            hadoop_file_sizes(spark),
-            [target],
-            plan.operations,
-            dry_run=False,
-            report=logger.info,
-            delta=delta_log(adapter, spark),
-        )
+        node = adapter.connections.get_thread_connection().name
+        with recorded_step(spark, relation.render(), "rewrite", node):
+            _, failed = maintain(
+                adapter._metadata_rows,
+                hadoop_file_sizes(spark),
+                [target],
+                plan.operations,
+                dry_run=False,
+                report=logger.info,
+                delta=delta_log(adapter, spark),
+            )
     if failed:
         raise MaintenanceError(
             f"Model '{model_name}' was built and its rows are committed, but its "

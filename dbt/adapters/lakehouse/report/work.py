@@ -43,6 +43,8 @@ SUMMARY_KEYS = (
     "spark.merge-into.num-target-rows-deleted",
 )
 _MERGE_PREFIX = "spark.merge-into.num-target-rows-"
+# Commits that change no row: maintenance rewriting files, the Delta log mirroring a snapshot.
+UNCHANGED_ROWS = ("rewrite", "mirror")
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ class Commit:
     table: str
     snapshot_id: int
     operation: str  # Iceberg's: append, overwrite, delete, replace
-    statement: str  # what made it: insert, overwrite, delete, update, merge, create, truncate
+    # what made it: insert, overwrite, delete, update, merge, create, truncate (statements);
+    # rewrite (a maintenance procedure), mirror (the Delta log)
+    statement: str
     summary: Mapping[str, str]
 
     def count(self, key: str) -> int:
@@ -59,6 +63,8 @@ class Commit:
     def rows(self) -> dict[str, int | None]:
         """inserted / updated / deleted rows of this commit; None where it cannot tell."""
         kind = self.statement
+        if kind in UNCHANGED_ROWS:
+            return {"inserted": 0, "updated": 0, "deleted": 0}
         added, deleted = self.count("added-records"), self.count("deleted-records")
         row_deletes = self.count("added-position-deletes") + self.count("added-equality-deletes")
         if kind in ("insert", "create"):
@@ -128,6 +134,21 @@ def record_snapshot(snapshot: Any, table: str, kind: str, invocation_id: str, no
             figures[key] = str(value)
     commit = Commit(table, int(snapshot.snapshotId()), str(snapshot.operation()), kind, figures)
     record(invocation_id, node, commit)
+
+
+def record_new_snapshots(
+    table_object: Any, before: int | None, table: str, kind: str, invocation_id: str, node: str
+) -> None:
+    """Record the snapshots a step outside SQL statements committed to a table (a maintenance
+    procedure): those from its current one back to `before`, oldest first."""
+    found: list[Any] = []
+    snapshot = table_object.currentSnapshot()
+    while snapshot is not None and int(snapshot.snapshotId()) != before and len(found) < 16:
+        found.append(snapshot)
+        parent = snapshot.parentId()
+        snapshot = None if parent is None else table_object.snapshot(parent)
+    for made in reversed(found):
+        record_snapshot(made, table, kind, invocation_id, node)
 
 
 def take(invocation_id: str, node: str) -> NodeWork:
