@@ -344,6 +344,11 @@ CACHED_JARS: dict[str, CachedJarSet] = {
     )
 }
 
+# What the embedded lakehouse (a profile with no depot) loads: the Iceberg runtime and the H2
+# driver of its catalog. README command 1 fetches these alone (~51 MB); a depot's other sets
+# are fetched when a session first needs them, or all ahead by `dbt-lakehouse install`.
+EMBEDDED_NEEDS: tuple[str, ...] = ("iceberg", "h2")
+
 # `spark.jars.packages` coordinates (group:artifact prefixes) that replace a set: Spark resolves
 # them and their dependencies itself (hadoop-aws brings its SDK bundle).
 PACKAGES_REPLACING: dict[str, tuple[str, ...]] = {
