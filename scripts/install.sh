@@ -71,7 +71,8 @@ fi
 
 # A second run installs nothing: the stamp names what this virtualenv was installed for (the
 # lines, the extras, pyproject.toml's dependencies). The install is editable, so a change to the
-# code needs none; a change to the dependencies changes the stamp.
+# code needs none; a change to the dependencies changes the stamp. Deleting the stamp file
+# forces a reinstall.
 stamp_key() {
   echo "spark=$SPARK_LINE dbt=$DBT_LINE extras=$1 $(sha256sum pyproject.toml | cut -c1-16)"
 }
