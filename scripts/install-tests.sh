@@ -18,7 +18,11 @@ VENV=${LAKEHOUSE_VENV:-.venv}
 apt_install() {  # what: why; packages...
   local why=$1; shift
   echo "==> installing $* ($why; apt-get)"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+    echo "    apt-get needs root, so sudo may now ask for your password"
+  fi
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     -o Dpkg::Options::=--force-confold "$@" >/dev/null
