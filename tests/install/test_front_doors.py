@@ -1,10 +1,13 @@
-"""The front door without the scripts: build the wheel, install it into a new virtualenv, and
-run `dbt debug` on an embedded-lakehouse profile with an empty jar cache, which fetches the
-Iceberg runtime and H2 on first use with a line for each; then `dbt-lakehouse install
---embedded` finds them and fetches nothing.
+"""The front doors, each from a clean folder.
 
-Not in scripts/test.sh (CI's time is spent): a pip install into a new virtualenv takes a minute
-or more even from pip's warm cache. Run it by hand:
+Without the scripts: build the wheel, install it into a new virtualenv, and run `dbt debug` on
+an embedded-lakehouse profile with an empty jar cache, which fetches the Iceberg runtime and H2
+on first use with a line for each; then `dbt-lakehouse install --embedded` finds them and
+fetches nothing. README command 1 (scripts/quickstart.sh) in a new clone: the runtime only, the
+sample built, and a second run that installs nothing.
+
+Not in scripts/test.sh (CI's time is spent): each pip install into a new virtualenv takes a
+minute or more even from pip's warm cache, and the sample's build as long again. Run it by hand:
 
     .venv/bin/pytest tests/install -q
 
@@ -95,3 +98,38 @@ def test_wheel_install_then_dbt_debug_fetches_the_jars(tmp_path: Path) -> None:
     ahead = run([str(venv / "bin" / "dbt-lakehouse"), "install", "--embedded"], env=env)
     assert "fetching" not in ahead.stderr
     assert "2 jars, 50.9 MB" in ahead.stdout
+
+
+def test_quickstart_from_a_clean_clone_installs_the_runtime_only(tmp_path: Path) -> None:
+    """README command 1 in a new clone with an empty jar cache: the runtime and the embedded
+    lakehouse's jars, no test tool or server; a second run installs nothing."""
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", str(REPO), str(clone)])
+    env = {
+        **os.environ,
+        "LAKEHOUSE_CACHE_DIR": str(tmp_path / "cache"),
+        "LAKEHOUSE_MAVEN_REPO": mirror_of_the_user_cache(tmp_path / "mirror").as_uri(),
+    }
+    sample = clone / "examples" / "jaffle_lakehouse"
+    try:
+        first = run(["bash", "scripts/quickstart.sh"], env=env, cwd=clone)
+        assert "Done. PASS=20" in first.stdout
+        cache = tmp_path / "cache"
+        assert sorted(p.name for p in (cache / "jars").glob("*.jar")) == sorted(
+            j.filename for n in EMBEDDED_NEEDS for j in CACHED_JARS[n].jars
+        )
+        assert not (cache / "azurite").exists() and not (cache / "tools").exists()
+        installed = run([str(clone / ".venv" / "bin" / "python"), "-m", "pip", "list"]).stdout
+        assert "pytest" not in installed and "moto" not in installed
+        second = run(["bash", "scripts/quickstart.sh"], env=env, cwd=clone)
+        assert ".venv is installed (Spark 4.1, dbt-core 1.12): nothing to do" in second.stdout
+        assert "fetching" not in second.stderr
+        assert "Done. PASS=20" in second.stdout
+    finally:
+        subprocess.run(
+            [str(clone / ".venv" / "bin" / "dbt-lakehouse"), "engine", "stop"],
+            env=env,
+            cwd=sample,
+            capture_output=True,
+            check=False,
+        )
