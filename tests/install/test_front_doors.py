@@ -19,8 +19,10 @@ Central only what that cache lacks.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -105,10 +107,13 @@ def test_quickstart_from_a_clean_clone_installs_the_runtime_only(tmp_path: Path)
     lakehouse's jars, no test tool or server; a second run installs nothing."""
     clone = tmp_path / "clone"
     run(["git", "clone", "-q", str(REPO), str(clone)])
+    # The warm engine's control socket needs a path shorter than pytest's folders.
+    engines = Path(tempfile.mkdtemp(prefix="lh-engines-"))
     env = {
         **os.environ,
         "LAKEHOUSE_CACHE_DIR": str(tmp_path / "cache"),
         "LAKEHOUSE_MAVEN_REPO": mirror_of_the_user_cache(tmp_path / "mirror").as_uri(),
+        "LAKEHOUSE_ENGINE_HOME": str(engines),
     }
     sample = clone / "examples" / "jaffle_lakehouse"
     try:
@@ -133,3 +138,4 @@ def test_quickstart_from_a_clean_clone_installs_the_runtime_only(tmp_path: Path)
             capture_output=True,
             check=False,
         )
+        shutil.rmtree(engines, ignore_errors=True)
