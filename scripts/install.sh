@@ -89,9 +89,9 @@ else
   [ -n "$EXTRAS" ] && TARGET=".[$EXTRAS]"
   echo "==> installing dbt-lakehouse${EXTRAS:+[$EXTRAS]} into $VENV (Spark $SPARK_LINE, dbt-core $DBT_LINE) from PyPI:"
   if [ -z "$EXTRAS" ]; then
-    echo "    ~80 packages, ~1.2 GB installed, PySpark (~490 MB) the most; pip's cache serves what it has"
+    echo "    ~80 packages, ~1.2 GB installed, PySpark (its jars) the most; pip's cache serves what it has"
   else
-    echo "    with the $EXTRAS extras: ~2 GB installed, PySpark (~490 MB) the most; pip's cache serves what it has"
+    echo "    with the $EXTRAS extras: ~2 GB installed, PySpark (its jars) the most; pip's cache serves what it has"
   fi
   PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
   if [ "$DBT_LINE" = 1.11 ]; then
