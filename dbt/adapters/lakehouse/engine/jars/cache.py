@@ -193,9 +193,15 @@ def megabytes(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
+_PROGRESS = threading.Lock()
+
+
 def progress(message: str) -> None:
-    """One line on stderr: dbt's own output (stdout, its log) stays as it is."""
-    print(f"dbt-lakehouse: {message}", file=sys.stderr, flush=True)
+    """One line on stderr: dbt's own output (stdout, its log) stays as it is. One write under
+    a lock: print's text and newline are two, and sets installed side by side interleaved them."""
+    with _PROGRESS:
+        sys.stderr.write(f"dbt-lakehouse: {message}\n")
+        sys.stderr.flush()
 
 
 def _verified(path: Path, sha256: str) -> bool:
