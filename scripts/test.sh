@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The default lines (docs/dbt-versions.md, docs/engine-lines.md): Spark 4.1 and dbt-core 1.12.
-bash scripts/install.sh
+bash scripts/install-tests.sh
 VENV=${LAKEHOUSE_VENV:-.venv}
 "$VENV/bin/ruff" check dbt tests
 "$VENV/bin/ruff" format --check dbt tests
@@ -49,7 +49,7 @@ CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lake
 # through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and Spark
 # Connect 3.5 (another server and another way of computing a merge's rows once).
 OTHER=.venv-spark35
-LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install.sh
+LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install-tests.sh
 "$OTHER/bin/pytest" tests/unit -q
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
   tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \

@@ -3,7 +3,7 @@
 The version is pinned by `azurite/package.json` and `azurite/package-lock.json` beside this
 module (every package with its integrity hash). `install()` runs `npm ci` on a copy of the two
 files in the jar cache, keyed by the lock's hash, so node_modules never lands in the repo and
-is reinstalled only when the lock changes; scripts/install.sh calls it, a test never does.
+is reinstalled only when the lock changes; scripts/install-tests.sh calls it, a test never does.
 
 `AzuriteServer` runs `azurite-blob` on 127.0.0.1, on a port it picks itself and announces, in
 memory, without telemetry, with one storage account of random name and key (given through
@@ -122,7 +122,7 @@ class AzuriteServer:
     def start(self) -> AzuriteServer:
         launcher = azurite_blob()
         if launcher is None:
-            raise ServerError("Azurite is not installed: run `bash scripts/install.sh`.")
+            raise ServerError("Azurite is not installed: run `bash scripts/install-tests.sh`.")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         command = [
             str(launcher),

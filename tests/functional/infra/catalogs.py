@@ -1,7 +1,7 @@
 """Catalog servers for tests/functional/lakehouse/test_catalogs.py: a real PostgreSQL (the jdbc
 catalog's database) and moto's Glue (on the moto server the `s3_server` fixture starts).
 
-PostgreSQL comes from the OS packages (Debian: `postgresql`, which scripts/install.sh installs
+PostgreSQL comes from the OS packages (Debian: `postgresql`, which scripts/install-tests.sh installs
 when no server binaries are found). `initdb` and `postgres` refuse to run as root, so as root
 they run as the `postgres` OS user, in a data folder of a fresh temporary directory that user
 owns. The server listens on 127.0.0.1 only (and on a Unix socket in that folder), on a free

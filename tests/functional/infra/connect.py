@@ -4,8 +4,8 @@ Spark 3.5's own `SparkConnectServer` binds the wildcard address, so the server i
 ConnectServer.java beside this file: Spark's Connect service on a gRPC server bound to
 127.0.0.1, compiled with javac on first use into the jar cache (like the REST catalog). It runs
 on plain `java` with the pyspark wheel's jars, the Connect service (inside the Spark 4 wheel; for
-3.5 the `spark-connect` jar from Maven Central, fetched by scripts/install.sh, never by a test) and
-the caller's jars (e.g. the Iceberg runtime). The same source compiles against both lines.
+3.5 the `spark-connect` jar from Maven Central, fetched by scripts/install-tests.sh, never by a
+test) and the caller's jars (e.g. the Iceberg runtime). The same source compiles against both lines.
 
 The driver's own ports (RPC, block manager) bind 127.0.0.1 too, and the UI is off. The caller's
 Spark conf (static settings such as `spark.sql.extensions`, catalogs with their secrets) goes
@@ -135,7 +135,7 @@ def connect_service_classpath() -> list[Path]:
     located = SPARK_CONNECT_JARS.locate()
     if located is None:
         raise ServerError(
-            "The spark-connect jar is not in the cache: run `bash scripts/install.sh`."
+            "The spark-connect jar is not in the cache: run `bash scripts/install-tests.sh`."
         )
     return [pyspark_jars(), located[0]]
 

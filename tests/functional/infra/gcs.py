@@ -2,7 +2,7 @@
 
 The emulator is a Go program built from the Go module proxy: `fake_gcs_server/go.mod` and its
 `go.sum` beside this module pin the version and every dependency's checksum, and
-`python -m functional.infra.gcs` (scripts/install.sh) runs `go build` into the jar cache,
+`python -m functional.infra.gcs` (scripts/install-tests.sh) runs `go build` into the jar cache,
 `<cache>/tools/fake-gcs-server-<hash of go.mod + go.sum>`, so a version bump rebuilds and the
 binary is never committed. Go fetches a newer toolchain through the same proxy when the
 installed one is older than go.mod's `go` line.
@@ -62,7 +62,7 @@ def build() -> Path:
         raise ServerError(
             "`go` is not installed: the GCS tests build fake-gcs-server from the Go module "
             "proxy (install Go, https://go.dev/dl/, or Debian's golang-go, then run "
-            "`bash scripts/install.sh`)."
+            "`bash scripts/install-tests.sh`)."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="fake-gcs-", dir=target.parent))
@@ -194,7 +194,7 @@ class GcsRestCatalog(RestCatalog):
 
 
 if __name__ == "__main__":
-    # scripts/install.sh: build the emulator so that no test builds anything.
+    # scripts/install-tests.sh: build the emulator so that no test builds anything.
     try:
         print(f"test tool cached: {build()}")
     except ServerError as exc:

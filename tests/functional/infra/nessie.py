@@ -121,7 +121,7 @@ class NessieServer:
         located = NESSIE_JARS.locate()
         if located is None:
             raise ServerError(
-                "The Nessie runner jar is not in the cache: run `bash scripts/install.sh`."
+                "The Nessie runner jar is not in the cache: run `bash scripts/install-tests.sh`."
             )
         java = find_java()
         if java is None:

@@ -201,7 +201,7 @@ class S3Server:
 
 # moto authenticates only botocore-style signatures (it re-signs with botocore's header choice
 # and refuses the JVM's AWS SDK v1 even with the right keys); S3Proxy verifies SigV4 as AWS
-# does, for one key pair per server. Fetched by scripts/install.sh, never by a test.
+# does, for one key pair per server. Fetched by scripts/install-tests.sh, never by a test.
 S3PROXY_JARS = CachedJarSet(
     need="s3proxy",
     sources=(
@@ -238,7 +238,9 @@ class AuthS3Server(S3Server):
     def start(self) -> AuthS3Server:
         located = S3PROXY_JARS.locate()
         if located is None:
-            raise ServerError("The S3Proxy jar is not in the cache: run `bash scripts/install.sh`.")
+            raise ServerError(
+                "The S3Proxy jar is not in the cache: run `bash scripts/install-tests.sh`."
+            )
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         data = self.log_dir / "s3proxy-data"
@@ -404,7 +406,7 @@ class RestCatalog:
 
 
 if __name__ == "__main__":
-    # scripts/install.sh: fetch the test servers' jars so that no test downloads anything.
+    # scripts/install-tests.sh: fetch the test servers' jars so that no test downloads anything.
     from functional.infra.connect import SPARK_CONNECT_JARS
     from functional.infra.nessie import NESSIE_JARS
 

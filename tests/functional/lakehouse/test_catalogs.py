@@ -241,7 +241,8 @@ def postgres() -> Iterator[PostgresServer]:
     if bin_dir is None:
         pytest.skip(
             "no PostgreSQL server binaries (initdb, postgres, pg_isready, psql) on PATH or in "
-            "/usr/lib/postgresql/*/bin: `bash scripts/install.sh` installs Debian's postgresql"
+            "/usr/lib/postgresql/*/bin: `bash scripts/install-tests.sh` installs Debian's "
+            "postgresql"
         )
     server = PostgresServer(bin_dir).start()
     yield server

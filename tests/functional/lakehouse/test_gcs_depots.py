@@ -1,5 +1,5 @@
-"""GCS depots, for real, on fake-gcs-server (the GCS emulator scripts/install.sh builds from the
-Go module proxy), started by these tests on 127.0.0.1 on a free port, with every catalog type
+"""GCS depots, for real, on fake-gcs-server (the GCS emulator scripts/install-tests.sh builds from
+the Go module proxy), started by these tests on 127.0.0.1 on a free port, with every catalog type
 that can live on GCS:
 
 - rest (the test REST catalog server, its warehouse on the emulator): one dbt project with a

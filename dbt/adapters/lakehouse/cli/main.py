@@ -6,34 +6,48 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.cli.catalog import add_commands as catalog_commands
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
-from dbt.adapters.lakehouse.engine.jars import CACHED_JARS, cache_dir, install_all, maven_repository
+from dbt.adapters.lakehouse.engine.jars import (
+    CACHED_JARS,
+    EMBEDDED_NEEDS,
+    cache_dir,
+    install_all,
+    maven_repository,
+)
+from dbt.adapters.lakehouse.engine.jars.cache import megabytes
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 
-def _install(_: argparse.Namespace) -> int:
-    """Fetch every jar into the user cache (verified, idempotent): from Maven Central, or where
-    it cannot be reached, from each set's fallback registry."""
+def _install(args: argparse.Namespace) -> int:
+    """Fetch jars into the user cache (verified, idempotent): every set, or those named, from
+    Maven Central, or where it cannot be reached, from each set's fallback registry."""
+    needs = list(EMBEDDED_NEEDS) if args.embedded else args.sets or None
+    what = "every jar set" if needs is None else f"the jar sets {', '.join(needs)}"
     print(
-        f"fetching jars into {cache_dir() / 'jars'} from {maven_repository()} "
-        "(only those missing or not verified)"
+        f"{what} into {cache_dir() / 'jars'} from {maven_repository()} "
+        "(only those missing or not verified are fetched)",
+        flush=True,
     )
+    start = time.monotonic()
     try:
-        report = install_all()
+        report = install_all(needs=needs)
     except EngineSetupError as exc:
         print(f"dbt-lakehouse install failed: {exc.msg}", file=sys.stderr)
         return 1
-    for path in report.cached:
-        print(f"ok  {path}")
+    cached = list(dict.fromkeys(report.cached))
+    for path in cached:
+        print(f"ok  {path} ({megabytes(path.stat().st_size)})")
+    total = sum(path.stat().st_size for path in cached)
+    print(f"{len(cached)} jars, {megabytes(total)}, ready in {time.monotonic() - start:.1f} s")
     for need, why in report.skipped.items():
         print(
             f"not cached: the '{need}' jars ({CACHED_JARS[need].origin}), which only some "
-            f"depots need (S3FileIO, the Glue catalog); a session fetches them when one does. "
-            f"Reason: {why}",
+            f"profiles need; a session fetches them when one does. Reason: {why}",
             file=sys.stderr,
         )
     return 0
@@ -179,7 +193,18 @@ def fail(command: str, message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dbt-lakehouse", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("install", help=_install.__doc__).set_defaults(run=_install)
+    install = commands.add_parser("install", help=_install.__doc__)
+    # No argparse `choices`: with nargs="*" it rejects the empty default (Python < 3.12);
+    # install_all names an unknown set and the known ones.
+    install.add_argument(
+        "sets", nargs="*", metavar="SET", help=f"default: every set ({', '.join(CACHED_JARS)})"
+    )
+    install.add_argument(
+        "--embedded",
+        action="store_true",
+        help=f"only what the embedded lakehouse needs ({', '.join(EMBEDDED_NEEDS)})",
+    )
+    install.set_defaults(run=_install)
     commands.add_parser("jars", help="show where each jar is found").set_defaults(run=_jars)
     history = commands.add_parser("history", help=_history.__doc__)
     history.add_argument("table", help="catalog.schema.table, or schema.table (profile's catalog)")

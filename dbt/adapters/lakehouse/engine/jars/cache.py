@@ -11,7 +11,10 @@ import fcntl
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -150,10 +153,18 @@ class CachedJarSet:
     def _fetch_into_cache(
         self, source: JarSource, missing: list[PinnedJar], env: Mapping[str, str] | None
     ) -> None:
+        # A first `dbt debug` or `dbt build` may stop here for a minute: say what it waits on.
+        progress(f"fetching the '{self.need}' jars from {source.origin}")
+        start = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="dbt-lakehouse-") as scratch:
             root = source.fetch(Path(scratch))
             for jar in missing:
                 self._cache(source, jar, root / jar.member, env)
+        size = sum(self.cached_path(jar, env).stat().st_size for jar in missing)
+        progress(
+            f"cached the '{self.need}' jars ({megabytes(size)}) in "
+            f"{time.monotonic() - start:.1f} s into {cache_dir(env) / 'jars'}"
+        )
 
     def _cache(
         self, source: JarSource, jar: PinnedJar, fetched: Path, env: Mapping[str, str] | None
@@ -170,10 +181,27 @@ class CachedJarSet:
                 f"sha256 {jar.sha256}, got {actual}. The file was not cached."
             )
         target = self.cached_path(jar, env)
-        # Copy then rename so a concurrent reader never sees a half-written jar.
-        partial = target.with_suffix(".partial")
+        # Copy then rename so a concurrent reader never sees a half-written jar. The partial
+        # file is this writer's own: two sets share a jar (the AWS SDK v2 bundle) and may be
+        # installed at once, by threads (install_all) or processes.
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
         shutil.copyfile(fetched, partial)
         partial.replace(target)
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+_PROGRESS = threading.Lock()
+
+
+def progress(message: str) -> None:
+    """One line on stderr: dbt's own output (stdout, its log) stays as it is. One write under
+    a lock: print's text and newline are two, and sets installed side by side interleaved them."""
+    with _PROGRESS:
+        sys.stderr.write(f"dbt-lakehouse: {message}\n")
+        sys.stderr.flush()
 
 
 def _verified(path: Path, sha256: str) -> bool:

@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from dbt.adapters.lakehouse.engine.jars.cache import progress
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 
@@ -72,6 +73,9 @@ def maven_central(
         try:
             # A refused or unroutable repository must hand over to the fallback in seconds.
             with urllib.request.urlopen(url, timeout=30) as response:
+                length = response.headers.get("Content-Length")
+                size = f", {int(length) / 1e6:.1f} MB" if length and length.isdigit() else ""
+                progress(f"  {filename}{size}")
                 with (scratch / filename).open("wb") as out:
                     shutil.copyfileobj(response, out, 1 << 20)
         except OSError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,15 +114,29 @@ class InstallReport:
     skipped: dict[str, str]  # an optional set no source delivered -> why
 
 
-def install_all(env: Mapping[str, str] | None = None) -> InstallReport:
-    """Fetch every jar set into the cache (the `dbt-lakehouse install` step).
+def install_all(
+    env: Mapping[str, str] | None = None, needs: Iterable[str] | None = None
+) -> InstallReport:
+    """Fetch jar sets into the cache (the `dbt-lakehouse install` step): every one, or those
+    named by `needs`.
 
-    A required set that no source delivers raises; an optional one is reported as skipped.
+    The sets download side by side: one stream rarely fills the line, and a first install is
+    mostly waiting on the network. A required set that no source delivers raises; an optional
+    one is reported as skipped.
     """
+    names = list(CACHED_JARS) if needs is None else list(dict.fromkeys(needs))
+    unknown = [n for n in names if n not in CACHED_JARS]
+    if unknown:
+        raise EngineSetupError(
+            f"no jar set named {', '.join(unknown)}; the sets are {', '.join(CACHED_JARS)}"
+        )
+    sets = [CACHED_JARS[n] for n in names]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(jar_set.install, env) for jar_set in sets]
     report = InstallReport(cached=[], skipped={})
-    for jar_set in CACHED_JARS.values():
+    for jar_set, future in zip(sets, futures, strict=True):
         try:
-            report.cached.extend(jar_set.install(env))
+            report.cached.extend(future.result())
         except EngineSetupError as exc:
             if jar_set.required:
                 raise
