@@ -1,8 +1,8 @@
 """The front doors, each from a clean folder.
 
 Without the scripts: build the wheel, install it into a new virtualenv, and run `dbt debug` on
-an embedded-lakehouse profile with an empty jar cache, which fetches the Iceberg runtime and SQLite's driver
-on first use with a line for each; then `dbt-lakehouse install --embedded` finds them and
+an embedded-lakehouse profile with an empty jar cache, which fetches the Iceberg runtime and
+SQLite's driver on first use with a line for each; then `dbt-lakehouse install --embedded` finds them and
 fetches nothing. README command 1 (scripts/quickstart.sh) in a new clone: the runtime only, the
 sample built, and a second run that installs nothing.
 
