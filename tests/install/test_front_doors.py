@@ -2,9 +2,9 @@
 
 Without the scripts: build the wheel, install it into a new virtualenv, and run `dbt debug` on
 an embedded-lakehouse profile with an empty jar cache, which fetches the Iceberg runtime and
-SQLite's driver on first use with a line for each; then `dbt-lakehouse install --embedded` finds them and
-fetches nothing. README command 1 (scripts/quickstart.sh) in a new clone: the runtime only, the
-sample built, and a second run that installs nothing.
+SQLite's driver on first use with a line for each; then `dbt-lakehouse install --embedded`
+finds them and fetches nothing. README command 1 (scripts/quickstart.sh) in a new clone: the
+runtime only, the sample built, and a second run that installs nothing.
 
 Not in scripts/test.sh (CI's time is spent): each pip install into a new virtualenv takes a
 minute or more even from pip's warm cache, and the sample's build as long again. Run it by hand:
