@@ -20,7 +20,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.lakehouse.engine import runtime
 
 logger = AdapterLogger("Lakehouse")
-_SETTLE_TRIES = 5
+_SETTLE_TRIES = 50  # at most a second, and only while the bus is behind
 _SETTLE_SECONDS = 0.02
 
 
@@ -36,26 +36,36 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
         return None
     try:
         job_ids = list(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-        if not job_ids:
-            return JobsDone(0, 0.0)
         store = spark.sparkContext._jsc.sc().statusStore()
-        stages: set[int] = set()
-        for job_id in job_ids:
-            job = _settled_job(store, job_id)
-            ids = job.stageIds()
-            stages.update(int(ids.apply(i)) for i in range(ids.size()))
-        millis = sum(int(store.lastStageAttempt(stage).executorRunTime()) for stage in stages)
-        return JobsDone(len(job_ids), millis / 1000.0)
-    except Exception as exc:  # a job or stage the store no longer keeps: report nothing
+    except Exception as exc:  # no status tracker to ask (a stopped context)
         logger.debug(f"no Spark job figures for {group}: {exc}")
         return None
+    stages: set[int] = set()
+    for job_id in job_ids:
+        job = _settled_job(store, job_id)
+        if job is None:
+            continue
+        ids = job.stageIds()
+        stages.update(int(ids.apply(i)) for i in range(ids.size()))
+    millis = 0
+    for stage in stages:
+        try:
+            millis += int(store.lastStageAttempt(stage).executorRunTime())
+        except Exception:  # a stage that never ran (skipped) has no attempt to read
+            continue
+    return JobsDone(len(job_ids), millis / 1000.0)
 
 
 def _settled_job(store: Any, job_id: int) -> Any:
-    job = store.job(job_id)
+    """The job as the store has it once its end is recorded; waited for a moment when the
+    listener bus is behind (a loaded machine), else as it is; None when the store lost it."""
+    job = None
     for _ in range(_SETTLE_TRIES):
-        if str(job.status()) != "RUNNING":
-            break
+        try:
+            job = store.job(job_id)
+        except Exception:  # not recorded yet, or already evicted
+            job = None
+        if job is not None and str(job.status()) != "RUNNING":
+            return job
         time.sleep(_SETTLE_SECONDS)
-        job = store.job(job_id)
     return job
