@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dbt.tests.adapter.persist_docs.test_persist_docs import (
     BasePersistDocs,
     BasePersistDocsAllColumnsMissing,
@@ -13,10 +12,10 @@ from dbt.tests.adapter.persist_docs.test_persist_docs import (
     BasePersistDocsQuotedDescriptionNotAppliedOnMismatch,
 )
 
-
 # Comments and column docs reach a table through the same ALTER statements on every catalog:
 # the embedded lakehouse only (CI time; docs/tests.md).
 pytestmark = pytest.mark.only_profile("local")
+
 
 class TestPersistDocs(BasePersistDocs):
     pass
