@@ -37,7 +37,8 @@ def test_nodes_by_spark_time_with_rows_and_bytes() -> None:
     text = render(ranked[:2], 3)
     lines = text.splitlines()
     assert lines[0] == "Where the time went (the 2 heaviest of 3 nodes, by Spark task time):"
-    assert lines[2].split() == ["<big>", "9.0", "12.5", "6", "1,234", "3.0", "MB", "MERGE", "1,234"]
+    big = ["<big>", "9.0", "12.5", "6", "1,234", "3.0", "MiB", "MERGE", "1,234"]
+    assert lines[2].split() == big
     assert lines[3].split()[:6] == ["small", "1.5", "0.4", "1", "3", "900"]
 
 

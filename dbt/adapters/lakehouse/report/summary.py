@@ -14,6 +14,8 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.maintenance.report import human_bytes
+
 logger = AdapterLogger("Lakehouse")
 
 SUMMARIZED_COMMANDS = frozenset({"run", "build", "seed", "snapshot"})
@@ -76,14 +78,8 @@ def heaviest(costs: Iterable[NodeCost], limit: int | None = None) -> list[NodeCo
 
 
 def size_text(count: int | None) -> str:
-    if count is None:
-        return "-"
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
+    """Bytes as maintenance reports them (KiB, MiB, ...); "-" when not known."""
+    return "-" if count is None else human_bytes(count)
 
 
 def render(costs: list[NodeCost], total: int | None = None) -> str:
