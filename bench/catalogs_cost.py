@@ -79,6 +79,19 @@ def profiled_run(
     return wall, package_seconds(out, package)
 
 
+def print_shares(
+    title: str, first_column: str, package: str, figures: dict[str, list[tuple[float, float]]]
+) -> None:
+    """Each row's median wall time and time in the package, as a Markdown table."""
+    print(title)
+    print(f"| {first_column} | wall | {package} | share |")
+    print("|---|---|---|---|")
+    for name, rows in figures.items():
+        wall = statistics.median(w for w, _ in rows)
+        spent = statistics.median(p for _, p in rows)
+        print(f"| {name} | {wall:.2f} s | {spent * 1000:.1f} ms | {spent / wall:.4f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -105,13 +118,8 @@ def main() -> None:
                 figures[name].append(profiled_run(project, env, out))
     finally:
         stop_engines(home)
-    print(f"warm `dbt run -s customers` under cProfile, medians of {args.rounds} rounds")
-    print("| project | command (profiled) | catalogs package | share |")
-    print("|---|---|---|---|")
-    for name, rows in figures.items():
-        wall = statistics.median(w for w, _ in rows)
-        spent = statistics.median(p for _, p in rows)
-        print(f"| {name} | {wall:.2f} s | {spent * 1000:.1f} ms | {spent / wall:.4f}x |")
+    title = f"warm `dbt run -s customers` under cProfile, medians of {args.rounds} rounds"
+    print_shares(title, "project", "catalogs package", figures)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from catalogs_cost import PROFILE, SAMPLE, profiled_run  # noqa: E402
+from catalogs_cost import PROFILE, SAMPLE, print_shares, profiled_run  # noqa: E402
 from harness import DBT, fresh_copy, ours_target, stop_engines, write_profiles  # noqa: E402
 
 PACKAGE = os.sep + os.path.join("lakehouse", "report") + os.sep
@@ -55,13 +54,8 @@ def main() -> None:
                 figures[name].append(profiled_run(project, env, out, command, PACKAGE))
     finally:
         stop_engines(home)
-    print(f"warm dbt commands on the sample under cProfile, medians of {args.rounds} rounds")
-    print("| command (profiled) | wall | report package | share |")
-    print("|---|---|---|---|")
-    for name, rows in figures.items():
-        wall = statistics.median(w for w, _ in rows)
-        spent = statistics.median(p for _, p in rows)
-        print(f"| {name} | {wall:.2f} s | {spent * 1000:.1f} ms | {spent / wall:.4f}x |")
+    title = f"warm dbt commands on the sample under cProfile, medians of {args.rounds} rounds"
+    print_shares(title, "command (profiled)", "report package", figures)
 
 
 if __name__ == "__main__":
