@@ -39,21 +39,22 @@ class NodeCost:
 
 
 def node_cost(node: str, status: str, wall: float, response: Mapping[str, Any]) -> NodeCost:
-    def number(key: str) -> Any:
-        value = response.get(key)
-        return None if value is None else value
+    """A node's figures from its adapter_response (numbers may arrive as floats: dbt's event
+    carries them in a protobuf Struct); a figure it lacks stays None."""
 
-    jobs = number("spark_jobs")
-    rows = number("rows_affected")
-    written = number("bytes_written")
+    def whole(key: str) -> int | None:
+        value = response.get(key)
+        return None if value is None else int(value)
+
+    seconds = response.get("spark_seconds")
     return NodeCost(
         node=node,
         status=status,
         wall_seconds=float(wall or 0.0),
-        spark_seconds=None if number("spark_seconds") is None else float(response["spark_seconds"]),
-        spark_jobs=None if jobs is None else int(jobs),
-        rows=None if rows is None else int(rows),
-        bytes_written=None if written is None else int(written),
+        spark_seconds=None if seconds is None else float(seconds),
+        spark_jobs=whole("spark_jobs"),
+        rows=whole("rows_affected"),
+        bytes_written=whole("bytes_written"),
         message=str(response.get("_message") or ""),
     )
 
