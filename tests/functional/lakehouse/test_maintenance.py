@@ -1,7 +1,7 @@
 """Iceberg table maintenance: a model's `maintenance.after_run` and `lakehouse_maintain`, with
 effects read from the table's Iceberg metadata tables.
 
-One project, one table story, steps in order: many small files (a build and 20 small
+One project, one table story, steps in order: many small files (a build and 8 small
 merge-on-read merges, each a `dbt run` of the incremental model with the next batch), compacted
 by the last run's after_run with contents unchanged; snapshot expiry keeping exactly what
 retention says, a tag, and an open audit branch that can still be published afterwards; orphan
@@ -27,7 +27,7 @@ from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table
 
 ROWS = 20  # ids 0..19 from the model's build
-MERGES = 20  # each: two of the build's rows changed, one row added
+MERGES = 8  # each: two of the build's rows changed, one row added
 
 
 def batch_ids(batch: int) -> tuple[int, int, int]:
@@ -173,7 +173,7 @@ class TestMaintenance:
         expected = {i: f"v{i}" for i in range(ROWS)}
         out = ""
         for batch in range(1, MERGES + 1):
-            # The last merge's after_run compacts what the 20 merges left.
+            # The last merge's after_run compacts what the merges left.
             after = "[compaction]" if batch == MERGES else "[]"
             _, out = run_dbt_and_capture(
                 ["run", "-s", "events", "--vars", f"{{batch: {batch}, after: {after}}}"]

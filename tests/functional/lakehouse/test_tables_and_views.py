@@ -102,6 +102,8 @@ select 1 as id, current_timestamp() as ts
 """
 
 
+# Refused before anything is written: the same on every storage and catalog (CI time).
+@pytest.mark.only_profile("local")
 class TestBadPartitionBy:
     @pytest.fixture(scope="class")
     def models(self):
