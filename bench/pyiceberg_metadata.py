@@ -14,6 +14,11 @@ JVM side attaches to the warm engine that is already up (as every dbt command do
 imports itself and opens the catalog file. "warm" is the same operation again in that process.
 Medians of --rounds fresh processes per side. A path moves to pyiceberg only where it wins both.
 
+Then the whole `dbt-lakehouse history` command, a fresh process each time, the three ways it can
+go: attached to the warm engine that is up; with no engine up, through pyiceberg (what it does
+now); and with no engine up through a JVM of its own (what it did before: the same Spark read,
+LAKEHOUSE_ENGINE=cold). The three must print the same table.
+
     .venv/bin/python bench/pyiceberg_metadata.py [--rounds 3] [--work DIR]
 """
 
@@ -26,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,6 +100,39 @@ print("FIGURES " + json.dumps({"ready": ready, "ops": figures}))
 """
 
 
+# The command as it was before pyiceberg read the embedded lakehouse's history: its Spark path.
+HISTORY_THROUGH_SPARK = """
+import argparse, sys
+from dbt.adapters.lakehouse.cli.history import _read_with_spark
+from dbt.adapters.lakehouse.cli.main import load_resolved
+from dbt.adapters.lakehouse.iceberg.history import (
+    history_rows, main_ancestors, render_table, table_name)
+args = argparse.Namespace(profiles_dir=sys.argv[1], profile=None, target=None)
+resolved, chosen = load_resolved("history", args)
+commits, head = _read_with_spark(resolved, table_name(sys.argv[2], chosen.credentials.database))
+print(render_table(history_rows(commits, main_ancestors(commits, head), 20)))
+"""
+
+
+def time_history(way: str, project: Path, env: dict[str, str], no_engines: Path) -> tuple:
+    """Seconds and output of one `dbt-lakehouse history` process, the `way` named."""
+    name = f"{SCHEMA}.{TABLE}"
+    if way == "JVM of its own (before)":
+        command = [sys.executable, "-c", HISTORY_THROUGH_SPARK, str(project), name]
+        env = {**env, "LAKEHOUSE_ENGINE": "cold"}
+    else:
+        command = [str(Path(DBT).with_name("dbt-lakehouse")), "history", name,
+                   "--profiles-dir", str(project)]  # fmt: skip
+        if way == "no engine up: pyiceberg":
+            env = {**env, "LAKEHOUSE_ENGINE_HOME": str(no_engines)}
+    began = time.perf_counter()
+    done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"history, {way}, failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return seconds, done.stdout
+
+
 def measure(side: str, warehouse: Path, project: Path, env: dict[str, str]) -> dict:
     code = (JVM_SIDE if side == "jvm" else PYICEBERG_SIDE) + MEASURE
     done = subprocess.run(
@@ -122,10 +161,14 @@ def main() -> None:
     build = [DBT, "build", "--profiles-dir", str(project), "--project-dir", str(project)]
     subprocess.run(build, cwd=project, env=env, check=True, capture_output=True)
     runs: dict[str, list[dict]] = {"jvm": [], "pyiceberg": []}
+    ways = ("engine up: attach", "no engine up: pyiceberg", "JVM of its own (before)")
+    commands: dict[str, list[tuple]] = {way: [] for way in ways}
     try:
         for _ in range(args.rounds):
             for side in runs:  # alternating
                 runs[side].append(measure(side, warehouse, project, env))
+            for way in ways:
+                commands[way].append(time_history(way, project, env, work / "no-engines"))
     finally:
         stop_engines(home)
 
@@ -146,6 +189,16 @@ def main() -> None:
             for side in ("jvm", "pyiceberg")
         ]
         print(f"| {op} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+    printed = {out for way in ways for _, out in commands[way]}
+    assert len(printed) == 1, f"the ways printed different tables:\n{printed}"
+    print(f"\n`dbt-lakehouse history {SCHEMA}.{TABLE}`, a fresh process each, medians of "
+          f"{args.rounds} (s); the three printed the same table")  # fmt: skip
+    print("| way | command | ratio to before |")
+    print("|---|---|---|")
+    before = statistics.median(s for s, _ in commands[ways[2]])
+    for way in ways:
+        seconds = statistics.median(s for s, _ in commands[way])
+        print(f"| {way} | {seconds:.2f} | {seconds / before:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ def table_rows(project: Any, name: str) -> list[tuple]:
     return rows(project, name, SNAPSHOT_COLUMNS if name == "lineage_snap" else "*")
 
 
-def history(project: Any, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def history(
+    project: Any, name: str, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     command = [
         str(Path(sys.executable).with_name("dbt-lakehouse")),
         "history",
@@ -81,7 +83,12 @@ def history(project: Any, name: str, *extra: str) -> subprocess.CompletedProcess
         *extra,
     ]
     return subprocess.run(
-        command, cwd=project.project_root, capture_output=True, text=True, timeout=600
+        command,
+        cwd=project.project_root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -121,7 +128,9 @@ class TestCommitLineage:
                 assert this_build == [current], name
         return {name: table_rows(project, name) for name in TABLES}
 
-    def test_build_rerun_full_refresh(self, project: Any, request: pytest.FixtureRequest) -> None:
+    def test_build_rerun_full_refresh(
+        self, project: Any, request: pytest.FixtureRequest, tmp_path: Path
+    ) -> None:
         invocations: list[str] = []
         assert len(run_dbt(["build"])) == 4
         first = self._check_build(project, invocations)
@@ -173,6 +182,18 @@ class TestCommitLineage:
         assert printed[0][2] == str(current_snapshot(project, "lineage_merge"))
         assert printed[0][6] == "yes"  # the full refresh's snapshot is main's head
         assert printed[1][3:5] == ["overwrite", "+3/-3"]  # the rerun's MERGE updated 3 rows
+        if request.config.getoption("--profile") == "local":
+            # With no warm engine up (an engine home of its own), the embedded lakehouse's
+            # history is read by pyiceberg and no JVM starts: the same table, the same errors.
+            no_engines = {"LAKEHOUSE_ENGINE_HOME": str(tmp_path)}
+            read = history(project, "lineage_merge", "--limit", "0", env=no_engines)
+            assert read.returncode == 0 and read.stdout == done.stdout, read.stderr
+            missing = history(project, "no_such_table", env=no_engines)
+            assert missing.returncode == 1 and missing.stderr.startswith(
+                f"dbt-lakehouse history: Table `{project.database}`.`{project.test_schema}`."
+                "`no_such_table` does not exist (profile 'test', target 'default', "
+            ), missing.stderr
+            assert not [path for path in tmp_path.iterdir() if path.is_dir()]
         if request.config.getoption("--profile") == "s3_rest":
             secrets = [os.environ[v] for v in ("LAKEHOUSE_TEST_S3_SECRET_KEY",)]
             secrets.append(os.environ["LAKEHOUSE_TEST_REST_TOKEN"])

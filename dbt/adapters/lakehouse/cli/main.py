@@ -12,6 +12,7 @@ from typing import Any
 
 from dbt.adapters.lakehouse.cli.catalog import add_commands as catalog_commands
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
+from dbt.adapters.lakehouse.cli.history import add_commands as history_commands
 from dbt.adapters.lakehouse.engine.jars import (
     CACHED_JARS,
     EMBEDDED_NEEDS,
@@ -61,59 +62,6 @@ def _jars(_: argparse.Namespace) -> int:
             print(f"{need}: missing (run: dbt-lakehouse install)  [{jar_set.origin}]")
         for path in located or ():
             print(f"{need}: {path}")
-    return 0
-
-
-def _history(args: argparse.Namespace) -> int:
-    """Print a table's commits, newest first, with the dbt run and node behind each."""
-    from dbt.adapters.lakehouse.engine.diagnosis import (
-        engine_error_text,
-        engine_error_type,
-        explain_engine_error,
-    )
-    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
-    from dbt.adapters.lakehouse.engine.spec import catalog_contexts
-    from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
-    from dbt.adapters.lakehouse.iceberg.history import (
-        history_rows,
-        main_ancestors,
-        read_commits,
-        render_table,
-        table_name,
-    )
-    from dbt.adapters.lakehouse.profile.secrets import scrub
-
-    if args.limit < 0:
-        return fail("history", f"--limit must be 0 (all) or more; got {args.limit}.")
-    loaded = load_resolved("history", args)
-    if isinstance(loaded, int):
-        return loaded
-    resolved, chosen = loaded
-    hidden = resolved.secret_values()
-    try:
-        table = table_name(args.table, chosen.credentials.database)
-        spark = ENGINE.get(resolved.spec)
-    except ValueError as exc:
-        return fail("history", str(exc))
-    except Exception as exc:  # the depot or the engine: their messages name the fix
-        return fail("history", scrub(_one_line(getattr(exc, "msg", None) or exc), hidden))
-    try:
-        commits, main_head = read_commits(spark, table)
-    except Exception as exc:
-        text = scrub(engine_error_text(exc), hidden)
-        if engine_error_type(text) in (RelationMissingError, NamespaceMissingError):
-            where = f"profile '{chosen.profile}', target '{chosen.target}', {resolved.depot.name}"
-            return fail("history", f"Table {table} does not exist ({where}).")
-        uris = {c.uri for c in resolved.spec.catalogs if c.uri}
-        explained = explain_engine_error(
-            text, uris.pop() if len(uris) == 1 else None, catalog_contexts(resolved.spec)
-        )
-        return fail("history", f"Reading the history of {table} failed: {explained or text}")
-    if not commits:
-        print(f"{table} has no commits yet.")
-        return 0
-    main = main_ancestors(commits, main_head)
-    print(render_table(history_rows(commits, main, args.limit or None)))
     return 0
 
 
@@ -206,11 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     install.set_defaults(run=_install)
     commands.add_parser("jars", help="show where each jar is found").set_defaults(run=_jars)
-    history = commands.add_parser("history", help=_history.__doc__)
-    history.add_argument("table", help="catalog.schema.table, or schema.table (profile's catalog)")
-    history.add_argument("--limit", type=int, default=20, help="newest N commits (0: all)")
-    add_profile_options(history)
-    history.set_defaults(run=_history)
+    history_commands(commands, add_profile_options)
     report = commands.add_parser("report", help=_report.__doc__)
     report.add_argument(
         "run_results", nargs="?", default="target/run_results.json", help="a run's results"

@@ -40,6 +40,13 @@ class Commit:
 
 def table_name(given: str, default_catalog: str) -> str:
     """`catalog.schema.table` (or `schema.table`, in the profile's catalog) as Spark SQL."""
+    return ".".join(
+        "`" + part.replace("`", "``") + "`" for part in name_parts(given, default_catalog)
+    )
+
+
+def name_parts(given: str, default_catalog: str) -> list[str]:
+    """[catalog, schema, table] of `catalog.schema.table` (or `schema.table`), unquoted."""
     text = given.strip()
     parts = [
         m.group(1).replace("``", "`") if m.group(1) else m.group(2)
@@ -52,7 +59,7 @@ def table_name(given: str, default_catalog: str) -> str:
         )
     if len(parts) == 2:
         parts.insert(0, default_catalog)
-    return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
+    return parts
 
 
 def line_of(parents: Mapping[int, int | None], head: int | None) -> Iterator[int]:
@@ -139,3 +146,22 @@ def read_commits(spark: Any, table: str) -> tuple[list[Commit], int | None]:
     ]
     heads = spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").collect()
     return commits, (int(heads[0]["snapshot_id"]) if heads else None)
+
+
+def table_commits(table: Any) -> tuple[list[Commit], int | None]:
+    """What read_commits gives, from a pyiceberg Table's metadata (no query engine): its
+    snapshots, with the summary Spark's `snapshots` table shows (without `operation`)."""
+    metadata = table.metadata
+    commits = [
+        Commit(
+            committed_at=_EPOCH + dt.timedelta(milliseconds=snapshot.timestamp_ms),
+            snapshot_id=snapshot.snapshot_id,
+            parent_id=snapshot.parent_snapshot_id,
+            operation=str(snapshot.summary.operation.value) if snapshot.summary else "",
+            # Not the Summary's own mapping: pyiceberg 0.12 iterates it as (key, value) pairs.
+            summary=dict(snapshot.summary.additional_properties) if snapshot.summary else {},
+        )
+        for snapshot in metadata.snapshots
+    ]
+    main = metadata.refs.get("main")
+    return commits, (main.snapshot_id if main is not None else None)

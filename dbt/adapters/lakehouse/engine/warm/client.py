@@ -105,8 +105,7 @@ def attach(
     extra_java_options: tuple[str, ...] = (),
 ) -> Attachment:
     """A session of its own on the engine for `spec`, starting the engine unless it runs."""
-    home = private_dir(engines_home())
-    folder = private_dir(home / engine_key(spec, java, salt=home_salt(home)))
+    folder = private_dir(_engine_folder(spec, java))
     if len(str(folder / server.CONTROL_SOCKET)) > MAX_SOCKET_PATH:
         raise EngineSetupError(
             f"The warm engine's folder {folder} is too deep for its control socket. Fix: set "
@@ -134,6 +133,17 @@ def attach(
         f"output is in {folder / server.LOG_FILE}. Fix: `dbt-lakehouse engine stop`, or "
         "LAKEHOUSE_ENGINE=cold to run without it."
     )
+
+
+def _engine_folder(spec: EngineSpec, java: str) -> Path:
+    home = private_dir(engines_home())
+    return home / engine_key(spec, java, salt=home_salt(home))
+
+
+def engine_running(spec: EngineSpec, java: str) -> bool:
+    """Whether the engine `spec` would attach to is up, without starting one."""
+    folder = _engine_folder(spec, java)
+    return folder.is_dir() and supervisor_alive(folder)
 
 
 def _attach_control(
