@@ -45,6 +45,7 @@ from functional.infra.servers import RestCatalog, S3Server
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
 PROFILES = ("local", "s3_rest", "cluster", "connect")
+NATIVE_ENV = "LAKEHOUSE_TEST_NATIVE"
 S3_REST_DEPOT = "test-s3-rest"
 S3_REST_PREFIX = "warehouse"
 # Test-only names, so tests that unset METASTORE_URL / LAKEHOUSE_APIKEY / AWS_* stay unaffected.
@@ -223,12 +224,15 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
     profile = request.config.getoption("--profile")
     spark = {"master": "local[2]", "driver_memory": "2g"}
     if profile == "local":
-        return {
+        target = {
             "type": "lakehouse",
             "threads": 4,
             "warehouse": str(lakehouse_root / "warehouse"),
             "spark": spark,
         }
+        # The suite on a native engine (docs/tests.md): LAKEHOUSE_TEST_NATIVE=comet.
+        native = os.environ.get(NATIVE_ENV, "").strip()
+        return {**target, "engine": {"native": native}} if native else target
     if profile in ("s3_rest", "cluster", "connect"):
         depots_file = request.getfixturevalue("s3_rest_depots_file")
         if profile == "connect":
