@@ -1,0 +1,79 @@
+"""A materialized view's record and its upstreams' `main`, read from Iceberg metadata only.
+
+Every read is a metadata table (`refs`, `snapshots`, `metadata_log_entries`) or the table's
+properties: a refresh that finds nothing changed runs no Spark job over data files. `query`
+runs one SQL statement and returns its rows, so dbt (the node's connection) and the
+`dbt-lakehouse mv status` command (a session of its own) share these readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dbt.adapters.lakehouse.iceberg.metadata import format_millis
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.state import (
+    PREFIX,
+    Recorded,
+    UpstreamState,
+    UpstreamStatus,
+    recorded_of,
+    upstream_status,
+)
+
+Query = Callable[[str], Sequence[Sequence[Any]]]
+
+
+def upstream_state(query: Query, table: TableName) -> UpstreamState:
+    """The snapshot `main` points at (never an audited run's branch) and the current schema."""
+    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    # The newest metadata file is the table's current one; its schema id is the current schema.
+    schemas = query(
+        f"select latest_schema_id from {table.sql_name}.metadata_log_entries "
+        "order by timestamp desc limit 1"
+    )
+    snapshot = int(heads[0][0]) if heads else None
+    schema = int(schemas[0][0]) if schemas and schemas[0][0] is not None else None
+    return UpstreamState(str(table), snapshot, schema)
+
+
+def view_properties(query: Query, table: TableName) -> dict[str, str]:
+    """The table's `lakehouse.mv.*` properties (empty: not a materialized view of ours)."""
+    rows = query(f"show tblproperties {table.sql_name}")
+    return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(PREFIX)}
+
+
+def recorded(query: Query, table: TableName) -> Recorded:
+    return recorded_of(view_properties(query, table))
+
+
+def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:
+    """The view's record, and per upstream how far its `main` moved since (histories read
+    from each upstream's snapshots table)."""
+    record = recorded(query, table)
+    found: list[UpstreamStatus] = []
+    for name, snapshot in sorted(record.upstreams.items()):
+        upstream = TableName(*_split(name))
+        now = upstream_state(query, upstream)
+        history = query(
+            "select snapshot_id, parent_id, unix_millis(committed_at) "
+            f"from {upstream.sql_name}.snapshots"
+        )
+        parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in history}
+        committed = {int(r[0]): format_millis(int(r[2])) for r in history}
+        status = upstream_status(name, snapshot, now.snapshot_id, parents, committed)
+        if status.fresh and record.schemas.get(name) != now.schema_id:
+            status = UpstreamStatus(
+                name, snapshot, now.snapshot_id, 0, None, "its schema changed since the build"
+            )
+        found.append(status)
+    return record, found
+
+
+def _split(name: str) -> tuple[str, str, str]:
+    # Recorded as catalog.schema.table; a catalog name holds no dot, a table name may not either
+    # (Iceberg namespaces may: the middle takes what is left).
+    catalog, _, rest = name.partition(".")
+    namespace, _, table = rest.rpartition(".")
+    return catalog, namespace, table
