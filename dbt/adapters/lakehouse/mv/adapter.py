@@ -18,6 +18,7 @@ from dbt.adapters.lakehouse.mv import reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
+    REFRESHED_AT,
     WATCHED_CONFIGS,
     Recorded,
     RefreshPlan,
@@ -45,6 +46,7 @@ def refresh_plan(
     config: dict[str, Any],
     full_refresh: bool,
     on_change: str | None,
+    node_id: str,
 ) -> dict[str, Any]:
     """What this run does to the view `relation`, as the materialization reads it:
     `action` (create, rebuild, overwrite, noop, skip), `message` for the log, `properties` to
@@ -58,6 +60,8 @@ def refresh_plan(
     target = TableName.of(relation)
     with adapter._spark_session(f"plan the refresh of {target}") as spark:
         branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+        # Without lineage (Spark Connect) the build's commit cannot carry its token.
+        tokens = lineage.lineage_off_reason(spark) is None
     if branch:
         # Its upstreams' rows in this run are on the branch, not main, and table properties are
         # not branched: a view built here would record one state and hold another.
@@ -68,10 +72,13 @@ def refresh_plan(
         )
     query = adapter._metadata_rows
     record: Recorded | None = None
+    built = None
     if existing is not None and not existing.is_view:
         record = reading.recorded(query, target)
+        if record.is_view and tokens:
+            built = reading.build_of_main(query, target)
     states, untracked = _upstream_states(query, upstreams, list(untracked))
-    plan = plan_refresh(record, states, untracked, sql, config, full_refresh)
+    plan = plan_refresh(record, states, untracked, sql, config, full_refresh, built, tokens)
     if plan.config_changed and plan.action != "create" and not full_refresh:
         plan = _configuration_change(plan, mode, str(target))
     refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -79,7 +86,17 @@ def refresh_plan(
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
         properties[CONFIG_HASH] = record.config_hash  # continue: the old settings stay
     unset = stale_properties(record, states) if record is not None else []
+    if tokens and plan.action not in ("noop", "skip"):
+        # The build's commit carries its token (state.py says why): lineage adds it to every
+        # commit of this node from now on in this invocation.
+        lineage.add_node_entries(_invocation_id(), node_id, {REFRESHED_AT: refreshed_at})
     return _plan_dict(plan.action, _message(target, plan), properties, unset)
+
+
+def _invocation_id() -> str:
+    from dbt_common.invocation import get_invocation_id
+
+    return str(get_invocation_id())
 
 
 def _configuration_change(plan: RefreshPlan, mode: str, target: str) -> RefreshPlan:

@@ -28,10 +28,20 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         config: dict[str, Any],
         full_refresh: bool,
         on_change: str | None,
+        node_id: str,
     ) -> dict[str, Any]:
         """What a run does to a materialized view: create, rebuild, overwrite, noop or skip."""
         return mv.refresh_plan(
-            self, relation, existing, upstreams, untracked, sql, config, full_refresh, on_change
+            self,
+            relation,
+            existing,
+            upstreams,
+            untracked,
+            sql,
+            config,
+            full_refresh,
+            on_change,
+            node_id,
         )
 
     @available

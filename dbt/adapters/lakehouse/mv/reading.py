@@ -15,9 +15,11 @@ from dbt.adapters.lakehouse.iceberg.metadata import format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import (
     PREFIX,
+    REFRESHED_AT,
     Recorded,
     UpstreamState,
     UpstreamStatus,
+    built_token,
     recorded_of,
     upstream_status,
 )
@@ -46,6 +48,17 @@ def view_properties(query: Query, table: TableName) -> dict[str, str]:
 
 def recorded(query: Query, table: TableName) -> Recorded:
     return recorded_of(view_properties(query, table))
+
+
+def build_of_main(query: Query, table: TableName) -> str | None:
+    """The `refreshed_at` token of the build the view's `main` holds (state.built_token)."""
+    found = query(
+        f"select snapshot_id, parent_id, operation, summary['{REFRESHED_AT}'] "
+        f"from {table.sql_name}.snapshots"
+    )
+    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    snapshots = {int(r[0]): (None if r[1] is None else int(r[1]), str(r[2]), r[3]) for r in found}
+    return built_token(snapshots, int(heads[0][0]) if heads else None)
 
 
 def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:

@@ -11,6 +11,12 @@ commit as its rows (`CREATE OR REPLACE TABLE ... TBLPROPERTIES (...) AS SELECT`)
 - `lakehouse.mv.sql_hash` = sha256 of the model's compiled SQL;
 - `lakehouse.mv.config_hash` = sha256 of the settings `on_configuration_change` watches;
 - `lakehouse.mv.refreshed_at` = when the build started (UTC, ISO 8601).
+
+Table properties are not versioned with the rows: a rollback of the view's table, or another
+writer's commit to it, would leave them claiming rows the table no longer holds. So the build's
+commit also carries `lakehouse.mv.refreshed_at` in its snapshot summary (commit lineage), and a
+refresh is a no-op only when the newest snapshot of the view's `main` carrying one carries the
+recorded value, with nothing but compactions (`replace` snapshots: same rows) after it.
 """
 
 from __future__ import annotations
@@ -141,6 +147,22 @@ class RefreshPlan:
     config_changed: bool = False
 
 
+def built_token(
+    snapshots: Mapping[int, tuple[int | None, str, str | None]], main_head: int | None
+) -> str | None:
+    """The `refreshed_at` of the build `main` of a view stands on: snapshot id -> (parent,
+    operation, summary entry). Compactions after it keep its rows; any other commit without the
+    entry (another writer) or none found: None, the rows are not known to be a build's."""
+    parents = {snapshot: parent for snapshot, (parent, _, _) in snapshots.items()}
+    for snapshot in line_of(parents, main_head):
+        _, operation, token = snapshots[snapshot]
+        if token:
+            return token
+        if operation != "replace":
+            return None
+    return None
+
+
 def plan_refresh(
     recorded: Recorded | None,
     upstreams: Sequence[UpstreamState],
@@ -148,17 +170,26 @@ def plan_refresh(
     sql: str,
     config: Mapping[str, Any],
     full_refresh: bool,
+    built: str | None = None,
+    check_built: bool = True,
 ) -> RefreshPlan:
     """What a `dbt run` does to a view, from its record and its upstreams' `main` now.
 
     `untracked` are upstreams that are no Iceberg tables (views, ephemeral models): nothing
-    says whether they moved, so the view is rebuilt on every run while it reads one."""
+    says whether they moved, so the view is rebuilt on every run while it reads one. `built`:
+    the token of the build its rows come from (built_token), checked unless `check_built` is
+    False (a session whose commits carry no lineage)."""
     if recorded is None or not recorded.is_view:
         return RefreshPlan("create", ("no materialized view there yet",))
     config_changed = recorded.config_hash != config_hash(config)
     if full_refresh:
         return RefreshPlan("rebuild", ("--full-refresh",), config_changed)
     reasons: list[str] = []
+    if check_built and built != recorded.refreshed_at:
+        reasons.append(
+            "its rows are not those of its last refresh (its table was rolled back, or "
+            "written by another writer)"
+        )
     if recorded.sql_hash != sql_hash(sql):
         reasons.append("the model's SQL changed")
     for upstream in upstreams:

@@ -26,7 +26,7 @@
   {%- endfor -%}
   {%- set plan = adapter.mv_refresh_plan(target_relation, existing, found[0], found[1], compiled_code,
                                          watched, should_full_refresh(),
-                                         config.get('on_configuration_change')) -%}
+                                         config.get('on_configuration_change'), model.unique_id) -%}
   {{ run_hooks(pre_hooks) }}
   {%- if plan['action'] in ('noop', 'skip') -%}
     {{ log(plan['message'], info=True) }}
