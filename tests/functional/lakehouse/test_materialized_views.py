@@ -217,3 +217,33 @@ class TestMaterializedViews:
         assert f"{project.database}.{project.test_schema}.totals: stale" in out
         assert "orders: moved 2 snapshots since" in out
         assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
+
+
+# What the catalog and storage change: the record committed through the REST catalog (table
+# properties, the build's snapshot summary) and the metadata tables read from S3.
+@pytest.mark.only_profile("s3_rest")
+class TestMaterializedViewOnRestCatalog:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"my_seed.csv": files.MY_SEED}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"my_materialized_view.sql": files.MY_MATERIALIZED_VIEW}
+
+    def test_build_noop_and_refresh(self, project):
+        run_dbt(["build"])
+        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300)])
+        recorded = properties(project, "my_materialized_view")
+        assert recorded[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
+        before = snapshot_count(project, "my_materialized_view")
+        _, out = run_dbt_and_capture(["run"])
+        assert "nothing refreshed" in output_text(out)
+        assert snapshot_count(project, "my_materialized_view") == before
+        project.run_sql(f"insert into {table(project, 'my_seed')} values (4, 400)")
+        view = "{{ lakehouse.mv_status(ref('my_materialized_view')) }}"
+        status = f"select status, snapshots_behind from {view}"
+        shown = run_dbt(["show", "--inline", status])
+        assert [tuple(r) for r in shown.results[0].agate_table.rows] == [("stale", 1)]
+        run_dbt(["run"])
+        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300), (4, 400)])

@@ -80,7 +80,8 @@ def refresh_plan(
     states, untracked = _upstream_states(query, upstreams, list(untracked))
     plan = plan_refresh(record, states, untracked, sql, config, full_refresh, built, tokens)
     if plan.config_changed and plan.action != "create" and not full_refresh:
-        plan = _configuration_change(plan, mode, str(target))
+        # Named as dbt renders the relation, as dbt's own message does.
+        plan = _configuration_change(plan, mode, str(relation))
     refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:

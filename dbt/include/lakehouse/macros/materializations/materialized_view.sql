@@ -89,7 +89,9 @@
     {%- set node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
     {%- if node is none -%}
     {%- elif node.resource_type == 'source' -%}
-      {%- do relations.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.identifier)) -%}
+      {#- A DataOS dataset address names a table in its depot's catalog (relation.py). -#}
+      {%- set named = api.Relation.create(database=node.database, schema=node.schema, identifier=node.identifier) -%}
+      {%- do relations.append(named.in_dataset(node)) -%}
     {%- elif node.config.materialized == 'ephemeral' -%}
       {%- do untracked.append(unique_id) -%}
     {%- else -%}
