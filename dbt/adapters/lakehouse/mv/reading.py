@@ -61,6 +61,15 @@ def build_of_main(query: Query, table: TableName) -> str | None:
     return built_token(snapshots, int(heads[0][0]) if heads else None)
 
 
+def holds_build(query: Query, table: TableName) -> bool:
+    """Whether `main` of the table holds a materialized view's build: it records one, and the
+    build its rows come from is the recorded one. Iceberg's CREATE OR REPLACE keeps earlier
+    properties, so a table rebuilt by a `table` model keeps a former view's record, but its
+    commits carry no build token."""
+    record = recorded(query, table)
+    return record.is_view and build_of_main(query, table) == record.refreshed_at
+
+
 def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:
     """The view's record, and per upstream how far its `main` moved since (histories read
     from each upstream's snapshots table)."""
