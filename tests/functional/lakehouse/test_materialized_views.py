@@ -120,8 +120,12 @@ class TestMaterializedViews:
     def test_2_rerun_is_a_noop(self, project):
         before = {n: snapshot_count(project, n) for n in ("totals", "my_materialized_view")}
         recorded = properties(project, "totals")
-        _, out = run_dbt_and_capture(["run"])
+        results, out = run_dbt_and_capture(["run"])
         assert output_text(out).count("nothing refreshed (only metadata was read") == 2
+        for result in results.results:
+            response = result.adapter_response
+            assert response["code"] == "NO CHANGE", response
+            assert not response.get("snapshots") and not response.get("bytes_written"), response
         assert {n: snapshot_count(project, n) for n in before} == before
         assert properties(project, "totals") == recorded
         expect(rows(project, "totals"), compiled_rows(project, "totals"))
