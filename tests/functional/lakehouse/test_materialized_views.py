@@ -195,6 +195,11 @@ class TestMaterializedViews:
         assert "nothing refreshed" in output_text(out)
         expect(rows(project, "my_materialized_view"), before)
         assert relation_type(project, "my_materialized_view") == RelationType.MaterializedView
+        # dbt docs: the catalog types both views so.
+        catalog = run_dbt(["docs", "generate"])
+        types = {n.metadata.name: n.metadata.type for n in catalog.nodes.values()}
+        assert types["totals"] == types["my_materialized_view"] == "materialized_view", types
+        assert types["my_seed"] == "table", types
 
     def test_7_status(self, project, capsys):
         orders = table(project, "orders")
