@@ -4,5 +4,6 @@ model's SQL that records, in its own table properties, what it was built from (t
 
 state.py holds the pure decisions (property names, refresh plan, freshness status);
 reading.py reads the upstreams' and the view's metadata (never their data); adapter.py is what
-the materialization and `lakehouse.mv_status` call; docs/materialized-views.md says the rest.
+the materialization and `lakehouse.mv_status` call, through methods.py (the adapter's
+`@available` methods); docs/materialized-views.md says the rest.
 """
