@@ -41,6 +41,14 @@ where amount > 0
 group by customer
 """
 
+# Row by row over one source: refreshed incrementally when the source only appended.
+BIG_ORDERS_SQL = """
+{{ config(materialized='materialized_view') }}
+select id, upper(customer) as customer, amount * 10 as cents
+from {{ source('raw', 'orders') }}
+where amount > 4
+"""
+
 # Fails an audited run on demand (it refers to no upstream of my_materialized_view, so that
 # view's node still runs in the audited run).
 AUDIT_SQL = "select * from {{ ref('totals') }} where {{ var('audit_fails', 'false') }}"
@@ -90,6 +98,7 @@ class TestMaterializedViews:
         return {
             "sources.yml": SOURCES_YML,
             "totals.sql": TOTALS_SQL,
+            "big_orders.sql": BIG_ORDERS_SQL,
             "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
         }
 
@@ -109,6 +118,7 @@ class TestMaterializedViews:
         project.run_sql(f"insert into {orders} values (1, 'a', 10), (2, 'a', 5), (3, 'b', 7)")
         run_dbt(["build"])
         expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
         expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300)])
         recorded = properties(project, "totals")
         assert recorded[upstream_key(project, "orders")] == main_head(project, "orders")
@@ -118,10 +128,12 @@ class TestMaterializedViews:
         assert seed_record[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
 
     def test_2_rerun_is_a_noop(self, project):
-        before = {n: snapshot_count(project, n) for n in ("totals", "my_materialized_view")}
+        before = {
+            n: snapshot_count(project, n) for n in ("totals", "big_orders", "my_materialized_view")
+        }
         recorded = properties(project, "totals")
         results, out = run_dbt_and_capture(["run"])
-        assert output_text(out).count("nothing refreshed (only metadata was read") == 2
+        assert output_text(out).count("nothing refreshed (only metadata was read") == 3
         for result in results.results:
             response = result.adapter_response
             assert response["code"] == "NO CHANGE", response
@@ -132,16 +144,22 @@ class TestMaterializedViews:
 
     def test_3_upstream_writes_rebuild(self, project):
         orders = table(project, "orders")
-        # An insert, an update and a delete (three commits), and a schema change (none).
-        project.run_sql(f"insert into {orders} values (4, 'c', 3), (5, 'b', -1)")
+        # A schema change alone commits no snapshot (main stays), yet is seen.
+        project.run_sql(f"alter table {orders} add column note string")
+        results = run_dbt(["run", "-s", "big_orders"])
+        assert results.results[0].adapter_response["code"] == "REFRESH"
+        # An insert, an update and a delete: three commits.
+        project.run_sql(f"insert into {orders} values (4, 'c', 3, null), (5, 'b', -1, null)")
         project.run_sql(f"update {orders} set amount = 50 where id = 2")
         project.run_sql(f"delete from {orders} where id = 3")
-        project.run_sql(f"alter table {orders} add column note string")
         before = snapshot_count(project, "totals")
-        run_dbt(["run", "-s", "totals"])
+        results = run_dbt(["run", "-s", "totals", "big_orders"])
+        # Not appends only: both rebuilt whole.
+        assert {r.adapter_response["code"] for r in results.results} == {"REFRESH"}
         assert snapshot_count(project, "totals") == before + 1
         expect(rows(project, "totals"), compiled_rows(project, "totals"))
         expect(rows(project, "totals"), [("a", 60, 2), ("c", 3, 1)])
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
         assert properties(project, "totals")[upstream_key(project, "orders")] == main_head(
             project, "orders"
         )
@@ -204,7 +222,7 @@ class TestMaterializedViews:
     def test_7_status(self, project, capsys):
         orders = table(project, "orders")
         project.run_sql(f"insert into {orders} values (6, 'd', 1, null)")
-        project.run_sql(f"insert into {orders} values (7, 'd', 2, null)")
+        project.run_sql(f"insert into {orders} values (7, 'd', 20, null)")
         shown = run_dbt(
             ["show", "--inline", "select * from {{ lakehouse.mv_status(ref('totals')) }}"]
         )
@@ -226,6 +244,15 @@ class TestMaterializedViews:
         assert f"{project.database}.{project.test_schema}.totals: stale" in out
         assert "orders: moved 2 snapshots since" in out
         assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
+        # Two appends upstream: the row-by-row view inserts the query over them alone.
+        before = snapshot_count(project, "big_orders")
+        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders"])
+        assert results.results[0].adapter_response["code"] == "INSERT", [
+            line for line in output_text(out).splitlines() if "materialized view" in line
+        ]
+        assert snapshot_count(project, "big_orders") == before + 1
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
+        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "D", 200)])
 
 
 # What the catalog and storage change: the record committed through the REST catalog (table

@@ -15,6 +15,7 @@ from dbt.adapters.lakehouse.mv.state import (
     plan_refresh,
     record_properties,
     recorded_of,
+    schema_hash,
     sql_hash,
     stale_properties,
     upstream_status,
@@ -22,8 +23,8 @@ from dbt.adapters.lakehouse.mv.state import (
 
 SQL = "select customer, sum(amount) from lakehouse.raw.orders group by customer"
 CONFIG = {"partition_by": None, "table_properties": {"a": "1"}}
-ORDERS = UpstreamState("lakehouse.raw.orders", 12, 3)
-EMPTY = UpstreamState("lakehouse.raw.refunds", None, 0)
+ORDERS = UpstreamState("lakehouse.raw.orders", 12, "s3")
+EMPTY = UpstreamState("lakehouse.raw.refunds", None, "s0")
 WHEN = "2026-11-27T23:00:00.000000Z"
 
 
@@ -38,19 +39,23 @@ def test_property_names_round_trip() -> None:
         "lakehouse.mv.config_hash": config_hash(CONFIG),
         "lakehouse.mv.refreshed_at": WHEN,
         "lakehouse.mv.upstream.lakehouse.raw.orders": "12",
-        "lakehouse.mv.upstream_schema.lakehouse.raw.orders": "3",
+        "lakehouse.mv.upstream_schema.lakehouse.raw.orders": "s3",
         "lakehouse.mv.upstream.lakehouse.raw.refunds": "none",
-        "lakehouse.mv.upstream_schema.lakehouse.raw.refunds": "0",
+        "lakehouse.mv.upstream_schema.lakehouse.raw.refunds": "s0",
     }
     record = recorded_of({**properties, "write.format.default": "parquet"})
     assert record.is_view
     assert record.upstreams == {"lakehouse.raw.orders": 12, "lakehouse.raw.refunds": None}
-    assert record.schemas == {"lakehouse.raw.orders": 3, "lakehouse.raw.refunds": 0}
+    assert record.schemas == {"lakehouse.raw.orders": "s3", "lakehouse.raw.refunds": "s0"}
     assert (record.sql_hash, record.refreshed_at) == (sql_hash(SQL), WHEN)
     assert not recorded_of({"write.format.default": "parquet"}).is_view
 
 
 def test_hashes_ignore_what_is_no_change() -> None:
+    columns = [("id", "int"), ("amount", "int")]
+    assert schema_hash(columns) == schema_hash(list(columns))
+    assert schema_hash([("id", "int"), ("total", "int")]) != schema_hash(columns)  # renamed
+    assert schema_hash([*columns, ("note", "string")]) != schema_hash(columns)
     assert sql_hash(f"\n  {SQL}  \n") == sql_hash(SQL)
     assert sql_hash(SQL + " having count(*) > 1") != sql_hash(SQL)
     assert config_hash({"partition_by": None}) == config_hash({})
@@ -79,14 +84,14 @@ def test_nothing_moved_is_a_noop() -> None:
 def test_each_change_rebuilds_and_says_why() -> None:
     assert plan(None).action == "create"
     assert plan(Recorded()).action == "create"  # a table that records nothing: not ours
-    moved = plan(built(), UpstreamState("lakehouse.raw.orders", 13, 3), EMPTY)
+    moved = plan(built(), UpstreamState("lakehouse.raw.orders", 13, "s3"), EMPTY)
     assert moved.action == "rebuild"
     assert moved.reasons == ("lakehouse.raw.orders moved from snapshot 12 to 13",)
-    first_write = plan(built(), ORDERS, UpstreamState("lakehouse.raw.refunds", 5, 0))
+    first_write = plan(built(), ORDERS, UpstreamState("lakehouse.raw.refunds", 5, "s0"))
     assert first_write.reasons == ("lakehouse.raw.refunds moved from snapshot None to 5",)
-    schema = plan(built(), UpstreamState("lakehouse.raw.orders", 12, 4), EMPTY)
+    schema = plan(built(), UpstreamState("lakehouse.raw.orders", 12, "s4"), EMPTY)
     assert schema.reasons == ("the schema of lakehouse.raw.orders changed",)
-    new = plan(built(), ORDERS, EMPTY, UpstreamState("lakehouse.raw.fx", 1, 0))
+    new = plan(built(), ORDERS, EMPTY, UpstreamState("lakehouse.raw.fx", 1, "s0"))
     assert new.reasons == ("lakehouse.raw.fx is a new upstream",)
     assert plan(built(), sql=SQL + " limit 1").reasons == ("the model's SQL changed",)
     assert plan(built(), full_refresh=True).reasons == ("--full-refresh",)
@@ -151,3 +156,19 @@ def test_names() -> None:
         "lakehouse.mv.config_hash",
         "lakehouse.mv.refreshed_at",
     )
+
+
+def test_only_a_single_upstream_that_only_moved_may_refresh_incrementally() -> None:
+    two = plan(built(), UpstreamState("lakehouse.raw.orders", 13, "s3"), EMPTY)
+    assert two.appendable is None  # the view reads refunds too
+    record = recorded_of(record_properties([ORDERS], SQL, CONFIG, WHEN))
+    moved = plan(record, UpstreamState("lakehouse.raw.orders", 13, "s3"))
+    assert (moved.action, moved.appendable) == ("rebuild", "lakehouse.raw.orders")
+    # Its schema changed as well, or the SQL, or the build is not the recorded one: no.
+    assert plan(record, UpstreamState("lakehouse.raw.orders", 13, "s4")).appendable is None
+    assert plan(record, UpstreamState("lakehouse.raw.orders", 13, "s3"), sql="x").appendable is None
+    assert (
+        plan(record, UpstreamState("lakehouse.raw.orders", 13, "s3"), built=None).appendable is None
+    )
+    first = recorded_of(record_properties([EMPTY], SQL, CONFIG, WHEN))
+    assert plan(first, UpstreamState("lakehouse.raw.refunds", 5, "s0")).appendable is None

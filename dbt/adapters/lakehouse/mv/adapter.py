@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-from dbt.adapters.lakehouse.mv import reading
+from dbt.adapters.lakehouse.mv import incremental, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
@@ -82,6 +82,14 @@ def refresh_plan(
     if plan.config_changed and plan.action != "create" and not full_refresh:
         # Named as dbt renders the relation, as dbt's own message does.
         plan = _configuration_change(plan, mode, str(relation))
+    extra: dict[str, str] = {}
+    if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
+        found = _appended(adapter, plan.appendable, upstreams, record, states, sql, node_id)
+        if isinstance(found, str):
+            plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))
+        else:
+            extra = found
+            plan = RefreshPlan("append", (*plan.reasons, "every commit since was an append"))
     refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
@@ -91,7 +99,26 @@ def refresh_plan(
         # The build's commit carries its token (state.py says why): lineage adds it to every
         # commit of this node from now on in this invocation.
         lineage.add_node_entries(_invocation_id(), node_id, {REFRESHED_AT: refreshed_at})
-    return _plan_dict(plan.action, _message(target, plan), properties, unset)
+    return {**_plan_dict(plan.action, _message(target, plan), properties, unset), **extra}
+
+
+def _appended(
+    adapter: LakehouseAdapter,
+    name: str,
+    upstreams: list[Any],
+    record: Recorded,
+    states: list[UpstreamState],
+    sql: str,
+    node_id: str,
+) -> dict[str, str] | str:
+    """{sql, view} of an incremental refresh when incremental.py proves it exact, else why
+    not."""
+    upstream = next(u for u in upstreams if str(TableName.of(u)) == name)
+    start, end = record.upstreams[name], next(s.snapshot_id for s in states if s.name == name)
+    if start is None or end is None:
+        return f"{name} had no snapshot"
+    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id)
+    return found if isinstance(found, str) else {"sql": found[0], "view": found[1]}
 
 
 def _invocation_id() -> str:

@@ -21,6 +21,7 @@ from dbt.adapters.lakehouse.mv.state import (
     UpstreamStatus,
     built_token,
     recorded_of,
+    schema_hash,
     upstream_status,
 )
 
@@ -28,16 +29,18 @@ Query = Callable[[str], Sequence[Sequence[Any]]]
 
 
 def upstream_state(query: Query, table: TableName) -> UpstreamState:
-    """The snapshot `main` points at (never an audited run's branch) and the current schema."""
+    """The snapshot `main` points at (never an audited run's branch) and the current columns."""
     heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
-    # The newest metadata file is the table's current one; its schema id is the current schema.
-    schemas = query(
-        f"select latest_schema_id from {table.sql_name}.metadata_log_entries "
-        "order by timestamp desc limit 1"
-    )
+    # DESCRIBE reads the table's current schema from its metadata (no Spark job); the column
+    # rows end where its partitioning section starts.
+    columns: list[tuple[str, str]] = []
+    for row in query(f"describe table {table.sql_name}"):
+        name = str(row[0] or "").strip()
+        if not name or name.startswith("#"):
+            break
+        columns.append((name, str(row[1])))
     snapshot = int(heads[0][0]) if heads else None
-    schema = int(schemas[0][0]) if schemas and schemas[0][0] is not None else None
-    return UpstreamState(str(table), snapshot, schema)
+    return UpstreamState(str(table), snapshot, schema_hash(columns))
 
 
 def view_properties(query: Query, table: TableName) -> dict[str, str]:
@@ -85,7 +88,7 @@ def view_status(query: Query, table: TableName) -> tuple[Recorded, list[Upstream
         parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in history}
         committed = {int(r[0]): format_millis(int(r[2])) for r in history}
         status = upstream_status(name, snapshot, now.snapshot_id, parents, committed)
-        if status.fresh and record.schemas.get(name) != now.schema_id:
+        if status.fresh and record.schemas.get(name) != now.schema:
             status = UpstreamStatus(
                 name, snapshot, now.snapshot_id, 0, None, "its schema changed since the build"
             )

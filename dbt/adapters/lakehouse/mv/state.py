@@ -6,8 +6,9 @@ commit as its rows (`CREATE OR REPLACE TABLE ... TBLPROPERTIES (...) AS SELECT`)
 
 - `lakehouse.mv.upstream.<catalog>.<schema>.<table>` = the snapshot id of the upstream's `main`
   the build read (`none`: the upstream had no snapshot yet);
-- `lakehouse.mv.upstream_schema.<catalog>.<schema>.<table>` = the upstream's schema id then
-  (a column added, dropped or renamed commits no snapshot, but may change the query's rows);
+- `lakehouse.mv.upstream_schema.<catalog>.<schema>.<table>` = a hash of the upstream's columns
+  then, names and types (a column added, dropped or renamed commits no snapshot, but may change
+  the query's rows; the snapshot's own schema id does not move with it);
 - `lakehouse.mv.sql_hash` = sha256 of the model's compiled SQL;
 - `lakehouse.mv.config_hash` = sha256 of the settings `on_configuration_change` watches;
 - `lakehouse.mv.refreshed_at` = when the build started (UTC, ISO 8601).
@@ -51,6 +52,11 @@ def sql_hash(sql: str) -> str:
     return digest(sql.strip())
 
 
+def schema_hash(columns: Sequence[tuple[str, str]]) -> str:
+    """A table's columns (name, type), in order, as a short hash."""
+    return digest(json.dumps([list(c) for c in columns]))[:16]
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """The hash of the watched settings (absent and null are the same: not set)."""
     watched = {key: config.get(key) for key in WATCHED_CONFIGS if config.get(key) is not None}
@@ -63,7 +69,7 @@ class UpstreamState:
 
     name: str  # catalog.schema.table
     snapshot_id: int | None
-    schema_id: int | None
+    schema: str | None  # schema_hash() of its columns
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ class Recorded:
     """What a view's table properties say it was built from (empty: not a view of ours)."""
 
     upstreams: Mapping[str, int | None] = field(default_factory=dict)
-    schemas: Mapping[str, int | None] = field(default_factory=dict)
+    schemas: Mapping[str, str | None] = field(default_factory=dict)
     sql_hash: str | None = None
     config_hash: str | None = None
     refreshed_at: str | None = None
@@ -97,7 +103,7 @@ def recorded_of(properties: Mapping[str, str]) -> Recorded:
             if key.startswith(UPSTREAM_PREFIX)
         },
         schemas={
-            key[len(SCHEMA_PREFIX) :]: _int_or_none(value)
+            key[len(SCHEMA_PREFIX) :]: value
             for key, value in properties.items()
             if key.startswith(SCHEMA_PREFIX)
         },
@@ -118,8 +124,7 @@ def record_properties(
         properties[UPSTREAM_PREFIX + upstream.name] = (
             NO_SNAPSHOT if snapshot is None else str(snapshot)
         )
-        schema = upstream.schema_id
-        properties[SCHEMA_PREFIX + upstream.name] = NO_SNAPSHOT if schema is None else str(schema)
+        properties[SCHEMA_PREFIX + upstream.name] = upstream.schema or NO_SNAPSHOT
     return properties
 
 
@@ -145,6 +150,9 @@ class RefreshPlan:
     action: str
     reasons: tuple[str, ...] = ()
     config_changed: bool = False
+    # The one upstream, when moving is all it did (no SQL, schema or build change): the
+    # refresh may then be incremental (mv/incremental.py decides).
+    appendable: str | None = None
 
 
 def built_token(
@@ -192,6 +200,7 @@ def plan_refresh(
         )
     if recorded.sql_hash != sql_hash(sql):
         reasons.append("the model's SQL changed")
+    moved: list[str] = []  # upstreams whose snapshot moved from a recorded one, nothing else
     for upstream in upstreams:
         if upstream.name not in recorded.upstreams:
             reasons.append(f"{upstream.name} is a new upstream")
@@ -201,13 +210,17 @@ def plan_refresh(
             reasons.append(
                 f"{upstream.name} moved from snapshot {before} to {upstream.snapshot_id}"
             )
-        elif recorded.schemas.get(upstream.name) != upstream.schema_id:
+            if before is not None and upstream.snapshot_id is not None:
+                moved.append(upstream.name)
+        if recorded.schemas.get(upstream.name) != (upstream.schema or NO_SNAPSHOT):
             reasons.append(f"the schema of {upstream.name} changed")
     reasons.extend(
         f"{name} is not an Iceberg table (its changes cannot be seen)" for name in untracked
     )
     if reasons:
-        return RefreshPlan("rebuild", tuple(reasons), config_changed)
+        # Incremental only when the one upstream's snapshot moving is the whole story.
+        single = len(upstreams) == 1 and len(reasons) == 1 and len(moved) == 1
+        return RefreshPlan("rebuild", tuple(reasons), config_changed, moved[0] if single else None)
     return RefreshPlan("noop", (), config_changed)
 
 

@@ -6,6 +6,8 @@
       - overwrite (on_configuration_change: continue): INSERT OVERWRITE keeps the old
         partitioning and properties, then the record (data first: a record never claims rows
         the table does not hold);
+      - append: filters and projections over one upstream that only appended since: the
+        query over the appended rows is inserted, then the record (same order);
       - skip: an audited run (its upstreams' rows are on its branch, not main). -#}
   {%- set identifier = model['alias'] -%}
   {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -36,12 +38,21 @@
     {%- if existing is not none and existing.is_view -%}
       {{ adapter.drop_relation(existing) }}
     {%- endif -%}
-    {%- if plan['action'] == 'overwrite' -%}
-      {%- call statement('main') -%}
-        -- lakehouse:conf spark.sql.sources.partitionOverwriteMode=static
-        insert overwrite table {{ target_relation }}
-        {{ compiled_code }}
-      {%- endcall -%}
+    {%- if plan['action'] in ('overwrite', 'append') -%}
+      {%- if plan['action'] == 'append' -%}
+        {#- The query over the upstream's appended rows only (mv/incremental.py). -#}
+        {%- call statement('main') -%}
+          insert into {{ target_relation }}
+          {{ plan['sql'] }}
+        {%- endcall -%}
+        {%- do adapter.drop_temp_view(plan['view']) -%}
+      {%- else -%}
+        {%- call statement('main') -%}
+          -- lakehouse:conf spark.sql.sources.partitionOverwriteMode=static
+          insert overwrite table {{ target_relation }}
+          {{ compiled_code }}
+        {%- endcall -%}
+      {%- endif -%}
       {%- call statement('mv_record') -%}
         {#- The record only: continue keeps the configured properties as they were. -#}
         alter table {{ target_relation }} set tblproperties (
@@ -74,7 +85,7 @@
   {%- if plan['action'] not in ('noop', 'skip') -%}
     {% do lakehouse_maintenance_after_run(target_relation) %}
   {%- endif -%}
-  {%- set codes = {'noop': 'NO CHANGE', 'skip': 'SKIP AUDITED', 'overwrite': 'OVERWRITE',
+  {%- set codes = {'noop': 'NO CHANGE', 'skip': 'SKIP AUDITED', 'overwrite': 'OVERWRITE', 'append': 'INSERT',
                    'rebuild': 'REFRESH', 'create': 'CREATE'} -%}
   {% do lakehouse_report_node(codes[plan['action']]) %}
   {{ return({'relations': [target_relation]}) }}
