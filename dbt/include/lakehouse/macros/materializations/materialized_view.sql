@@ -34,7 +34,10 @@
     {{ log(plan['message'], info=True) }}
   {%- else -%}
     {{ log(plan['message']) }}
-    {%- if existing is not none -%}{{ log('Applying REPLACE to: ' ~ target_relation) }}{%- endif -%}
+    {#- dbt's own wording for a replace (dbt-tests-adapter looks for it). -#}
+    {%- if existing is not none and plan['action'] in ('create', 'rebuild') -%}
+      {{ log('Applying REPLACE to: ' ~ target_relation) }}
+    {%- endif -%}
     {%- if existing is not none and existing.is_view -%}
       {{ adapter.drop_relation(existing) }}
     {%- endif -%}
