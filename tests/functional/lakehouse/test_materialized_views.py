@@ -1,8 +1,9 @@
 """Materialized views: built from the model's SQL with their upstreams' snapshots recorded in
 table properties; a rerun with nothing moved is a no-op; any upstream write (insert, update,
 delete), a schema change, `--full-refresh` or a watched setting rebuilds them with rows equal to
-the query's, and appends under a row-by-row query are inserted alone; an audited run that is not published leaves them reading `main`; their status is
-readable from a model (`lakehouse.mv_status`) and the console (`dbt-lakehouse mv status`).
+the query's, and appends under a row-by-row query are inserted alone; an audited run that is
+not published leaves them reading `main`; their status is readable from a model
+(`lakehouse.mv_status`) and the console (`dbt-lakehouse mv status`).
 
 The upstream `orders` is written with plain Spark SQL (another engine's commits); `my_seed` and
 `my_materialized_view` are dbt-tests-adapter's own materialized-view fixtures
