@@ -24,6 +24,8 @@ class ListingOnly(LakehouseAdapter):
 
     def __init__(self, answers: dict[str, Any]) -> None:  # no dbt config needed for listing
         self.answers = answers
+        # No manifest: no materialized_view model to type (mv/adapter.py reads it).
+        self._macro_resolver = None
 
     def execute_macro(self, macro_name: str, kwargs: dict[str, Any] | None = None, **_: Any):
         answer = self.answers[kwargs["kind"]]

@@ -50,6 +50,8 @@ from dbt.adapters.lakehouse.models import adapter as models
 from dbt.adapters.lakehouse.models import contracts
 from dbt.adapters.lakehouse.models.python_models import run_as_view
 from dbt.adapters.lakehouse.models.seeds import SeedLoad, load_agate_rows, load_seed_file
+from dbt.adapters.lakehouse.mv.adapter import mark_materialized_views
+from dbt.adapters.lakehouse.mv.methods import MaterializedViewMethods
 from dbt.adapters.lakehouse.process_overhead import behavior_of
 from dbt.adapters.lakehouse.profile import debug
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
@@ -68,7 +70,7 @@ DESCRIBE_MACRO = "lakehouse__describe_relation"
 LIST_SCHEMAS_MACRO = "list_schemas"
 
 
-class LakehouseAdapter(models.ModelMethods, SparkAdapter):
+class LakehouseAdapter(models.ModelMethods, MaterializedViewMethods, SparkAdapter):
     Relation = LakehouseRelation  # type: ignore[assignment]
     Column = LakehouseColumn  # type: ignore[assignment]
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]
@@ -238,7 +240,8 @@ class LakehouseAdapter(models.ModelMethods, SparkAdapter):
         return SQLAdapter.get_relation(self, database, schema, identifier)
 
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
-        return list_relations(self, schema_relation)
+        # Tables a materialized_view model names are typed so by their properties (mv/).
+        return mark_materialized_views(self, list_relations(self, schema_relation))
 
     def drop_schema(self, relation: BaseRelation) -> None:
         # Views first, then tables: a namespace only drops once it is empty.

@@ -1,5 +1,6 @@
 """`dbt-lakehouse`: the console command for what happens outside a dbt run: setup steps, a
-table's commit history, the warm engine, and the embedded lakehouse's catalog."""
+table's commit history, materialized views' freshness, the warm engine, and the embedded
+lakehouse's catalog."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from dbt.adapters.lakehouse.cli.catalog import add_commands as catalog_commands
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.cli.history import add_commands as history_commands
+from dbt.adapters.lakehouse.cli.mv import add_commands as mv_commands
 from dbt.adapters.lakehouse.engine.jars import (
     CACHED_JARS,
     EMBEDDED_NEEDS,
@@ -164,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     report.set_defaults(run=_report)
     engine_commands(commands, add_profile_options)
     catalog_commands(commands, add_profile_options)
+    mv_commands(commands, add_profile_options)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

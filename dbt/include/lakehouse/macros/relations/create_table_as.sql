@@ -13,9 +13,10 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro lakehouse_create_table_sql(relation, select_sql, column_names=none) -%}
+{% macro lakehouse_create_table_sql(relation, select_sql, column_names=none, properties={}) -%}
   {#- column_names: the query's columns when the caller has them already, so partition_by is
-      validated without planning the query once more. -#}
+      validated without planning the query once more. properties: written in the same commit
+      as the rows (a materialized view's record); not on the contract path. -#}
   {#- Every path below replaces an existing table with the asked format version in its
       properties (an upgrade in the same commit); a downgrade is refused before any of them. -#}
   {%- do lakehouse_format_version_upgrade(relation) -%}
@@ -46,7 +47,9 @@
     {{ lakehouse_partition_clause_for(column_names) }}
   {%- endif %}
   {{ comment_clause() }}
-  {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }}
+  {%- set required = dict(properties) -%}
+  {%- if audit_branch -%}{%- do required.update({'write.wap.enabled': 'true'}) -%}{%- endif %}
+  {{ lakehouse_tblproperties_clause(required) }}
   as
   {{ select_sql }}
 {%- endmacro %}
@@ -96,7 +99,9 @@
   using iceberg
   {{ lakehouse_partition_clause_for(column_names) }}
   {{ comment_clause() }}
-  {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }};
+  {%- set required = dict(properties) -%}
+  {%- if audit_branch -%}{%- do required.update({'write.wap.enabled': 'true'}) -%}{%- endif %}
+  {{ lakehouse_tblproperties_clause(required) }};
   {% if contract.identifier_fields -%}
   alter table {{ relation }} set identifier fields {{ contract.identifier_fields | join(', ') }};
   {% endif -%}

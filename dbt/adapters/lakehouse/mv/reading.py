@@ -1,0 +1,104 @@
+"""A materialized view's record and its upstreams' `main`, read from Iceberg metadata only.
+
+Every read is a metadata table (`refs`, `snapshots`, `metadata_log_entries`) or the table's
+properties: a refresh that finds nothing changed runs no Spark job over data files. `query`
+runs one SQL statement and returns its rows, so dbt (the node's connection) and the
+`dbt-lakehouse mv status` command (a session of its own) share these readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dbt.adapters.lakehouse.iceberg.metadata import format_millis
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.state import (
+    PREFIX,
+    REFRESHED_AT,
+    Recorded,
+    UpstreamState,
+    UpstreamStatus,
+    built_token,
+    recorded_of,
+    schema_hash,
+    upstream_status,
+)
+
+Query = Callable[[str], Sequence[Sequence[Any]]]
+
+
+def upstream_state(query: Query, table: TableName) -> UpstreamState:
+    """The snapshot `main` points at (never an audited run's branch) and the current columns."""
+    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    # DESCRIBE reads the table's current schema from its metadata (no Spark job); the column
+    # rows end where its partitioning section starts.
+    columns: list[tuple[str, str]] = []
+    for row in query(f"describe table {table.sql_name}"):
+        name = str(row[0] or "").strip()
+        if not name or name.startswith("#"):
+            break
+        columns.append((name, str(row[1])))
+    snapshot = int(heads[0][0]) if heads else None
+    return UpstreamState(str(table), snapshot, schema_hash(columns))
+
+
+def view_properties(query: Query, table: TableName) -> dict[str, str]:
+    """The table's `lakehouse.mv.*` properties (empty: not a materialized view of ours)."""
+    rows = query(f"show tblproperties {table.sql_name}")
+    return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(PREFIX)}
+
+
+def recorded(query: Query, table: TableName) -> Recorded:
+    return recorded_of(view_properties(query, table))
+
+
+def build_of_main(query: Query, table: TableName) -> str | None:
+    """The `refreshed_at` token of the build the view's `main` holds (state.built_token)."""
+    found = query(
+        f"select snapshot_id, parent_id, operation, summary['{REFRESHED_AT}'] "
+        f"from {table.sql_name}.snapshots"
+    )
+    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    snapshots = {int(r[0]): (None if r[1] is None else int(r[1]), str(r[2]), r[3]) for r in found}
+    return built_token(snapshots, int(heads[0][0]) if heads else None)
+
+
+def holds_build(query: Query, table: TableName) -> bool:
+    """Whether `main` of the table holds a materialized view's build: it records one, and the
+    build its rows come from is the recorded one. Iceberg's CREATE OR REPLACE keeps earlier
+    properties, so a table rebuilt by a `table` model keeps a former view's record, but its
+    commits carry no build token."""
+    record = recorded(query, table)
+    return record.is_view and build_of_main(query, table) == record.refreshed_at
+
+
+def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:
+    """The view's record, and per upstream how far its `main` moved since (histories read
+    from each upstream's snapshots table)."""
+    record = recorded(query, table)
+    found: list[UpstreamStatus] = []
+    for name, snapshot in sorted(record.upstreams.items()):
+        upstream = TableName(*_split(name))
+        now = upstream_state(query, upstream)
+        history = query(
+            "select snapshot_id, parent_id, unix_millis(committed_at) "
+            f"from {upstream.sql_name}.snapshots"
+        )
+        parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in history}
+        committed = {int(r[0]): format_millis(int(r[2])) for r in history}
+        status = upstream_status(name, snapshot, now.snapshot_id, parents, committed)
+        if status.fresh and record.schemas.get(name) != now.schema:
+            status = UpstreamStatus(
+                name, snapshot, now.snapshot_id, 0, None, "its schema changed since the build"
+            )
+        found.append(status)
+    return record, found
+
+
+def _split(name: str) -> tuple[str, str, str]:
+    # Recorded as catalog.schema.table; a catalog name holds no dot, a table name may not either
+    # (Iceberg namespaces may: the middle takes what is left).
+    catalog, _, rest = name.partition(".")
+    namespace, _, table = rest.rpartition(".")
+    return catalog, namespace, table

@@ -1,0 +1,286 @@
+"""Materialized views: built from the model's SQL with their upstreams' snapshots recorded in
+table properties; a rerun with nothing moved is a no-op; any upstream write (insert, update,
+delete), a schema change, `--full-refresh` or a watched setting rebuilds them with rows equal to
+the query's, and appends under a row-by-row query are inserted alone; an audited run that is
+not published leaves them reading `main`; their status is readable from a model
+(`lakehouse.mv_status`) and the console (`dbt-lakehouse mv status`).
+
+The upstream `orders` is written with plain Spark SQL (another engine's commits); `my_seed` and
+`my_materialized_view` are dbt-tests-adapter's own materialized-view fixtures
+(dbt.tests.adapter.materialized_view.files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbt.adapters.contracts.relation import RelationType
+from dbt.tests.adapter.materialized_view import files
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.lakehouse.cli.main import main as lakehouse_cli
+from functional.lakehouse.audited import audited_profiles
+from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.tables import expect, rows, snapshot_count, table
+
+SOURCES_YML = """
+sources:
+  - name: raw
+    schema: "{{ target.schema }}"
+    tables:
+      - name: orders
+"""
+
+# A filter, a projection and an aggregate over one source; partitioning and the reaction to a
+# changed setting are vars, so the steps below change them without editing the file.
+TOTALS_SQL = """
+{{ config(materialized='materialized_view', partition_by=var('totals_partition', none),
+          on_configuration_change=var('on_change', 'apply')) }}
+select customer, sum(amount) as total, count(*) as orders
+from {{ source('raw', 'orders') }}
+where amount > 0
+group by customer
+"""
+
+# Row by row over one source: refreshed incrementally when the source only appended.
+BIG_ORDERS_SQL = """
+{{ config(materialized='materialized_view') }}
+select id, upper(customer) as customer, amount * 10 as cents
+from {{ source('raw', 'orders') }}
+where amount > 4
+"""
+
+# Fails an audited run on demand (it refers to no upstream of my_materialized_view, so that
+# view's node still runs in the audited run).
+AUDIT_SQL = "select * from {{ ref('totals') }} where {{ var('audit_fails', 'false') }}"
+
+
+def compiled_rows(project, model: str) -> list[tuple]:
+    """The model's own SQL, as dbt compiled it, run directly: what the view must hold."""
+    compiled = next(Path(project.project_root, "target", "compiled").rglob(f"{model}.sql"))
+    found = project.run_sql(compiled.read_text(), fetch="all")
+    return sorted((tuple(r) for r in found), key=repr)
+
+
+def properties(project, name: str) -> dict[str, str]:
+    project.run_sql(f"refresh table {table(project, name)}")
+    found = project.run_sql(f"show tblproperties {table(project, name)}", fetch="all")
+    return {str(k): str(v) for k, v in found if str(k).startswith("lakehouse.mv.")}
+
+
+def main_head(project, name: str) -> str:
+    project.run_sql(f"refresh table {table(project, name)}")
+    found = project.run_sql(
+        f"select snapshot_id from {table(project, name)}.refs where name = 'main'", fetch="one"
+    )
+    return str(found[0])
+
+
+def upstream_key(project, name: str) -> str:
+    return f"lakehouse.mv.upstream.{project.database}.{project.test_schema}.{name}"
+
+
+def relation_type(project, name: str) -> str:
+    """The type dbt's cache and get_relation see (the manifest names the view's model)."""
+    adapter = project.adapter
+    with adapter.connection_named("__test"):
+        found = adapter.get_relation(project.database, project.test_schema, name)
+    return str(found.type)
+
+
+@pytest.mark.only_profile("local")
+class TestMaterializedViews:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"my_seed.csv": files.MY_SEED}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES_YML,
+            "totals.sql": TOTALS_SQL,
+            "big_orders.sql": BIG_ORDERS_SQL,
+            "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {"audit_gate.sql": AUDIT_SQL}
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
+        return audited_profiles(dbt_profile_target, unique_schema)
+
+    def test_1_build_records_upstreams(self, project):
+        orders = table(project, "orders")
+        project.run_sql(
+            f"create table {orders} (id int, customer string, amount int) using iceberg"
+        )
+        project.run_sql(f"insert into {orders} values (1, 'a', 10), (2, 'a', 5), (3, 'b', 7)")
+        run_dbt(["build"])
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
+        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300)])
+        recorded = properties(project, "totals")
+        assert recorded[upstream_key(project, "orders")] == main_head(project, "orders")
+        assert len(recorded["lakehouse.mv.sql_hash"]) == 64
+        assert recorded["lakehouse.mv.refreshed_at"].endswith("Z")
+        seed_record = properties(project, "my_materialized_view")
+        assert seed_record[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
+
+    def test_2_rerun_is_a_noop(self, project):
+        before = {
+            n: snapshot_count(project, n) for n in ("totals", "big_orders", "my_materialized_view")
+        }
+        recorded = properties(project, "totals")
+        results, out = run_dbt_and_capture(["run"])
+        assert output_text(out).count("nothing refreshed (only metadata was read") == 3
+        for result in results.results:
+            response = result.adapter_response
+            assert response["code"] == "NO CHANGE", response
+            assert not response.get("snapshots") and not response.get("bytes_written"), response
+        assert {n: snapshot_count(project, n) for n in before} == before
+        assert properties(project, "totals") == recorded
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+
+    def test_3_upstream_writes_rebuild(self, project):
+        orders = table(project, "orders")
+        # A schema change alone commits no snapshot (main stays), yet is seen.
+        project.run_sql(f"alter table {orders} add column note string")
+        results = run_dbt(["run", "-s", "big_orders"])
+        assert results.results[0].adapter_response["code"] == "REFRESH"
+        # An insert, an update and a delete: three commits.
+        project.run_sql(f"insert into {orders} values (4, 'c', 3, null), (5, 'b', -1, null)")
+        project.run_sql(f"update {orders} set amount = 50 where id = 2")
+        project.run_sql(f"delete from {orders} where id = 3")
+        before = snapshot_count(project, "totals")
+        results = run_dbt(["run", "-s", "totals", "big_orders"])
+        # Not appends only: both rebuilt whole.
+        assert {r.adapter_response["code"] for r in results.results} == {"REFRESH"}
+        assert snapshot_count(project, "totals") == before + 1
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        expect(rows(project, "totals"), [("a", 60, 2), ("c", 3, 1)])
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
+        assert properties(project, "totals")[upstream_key(project, "orders")] == main_head(
+            project, "orders"
+        )
+
+    def test_4_rollback_and_full_refresh_rebuild(self, project):
+        # The view's table set back to its first build: its properties (not versioned) still
+        # name the newest upstream snapshots, but its main no longer holds that build's rows.
+        totals = table(project, "totals")
+        project.run_sql(f"refresh table {totals}")
+        first = project.run_sql(
+            f"select snapshot_id from {totals}.snapshots order by committed_at limit 1",
+            fetch="one",
+        )[0]
+        project.run_sql(
+            f"call `{project.database}`.system.set_current_snapshot("
+            f"'`{project.test_schema}`.`totals`', {first})"
+        )
+        assert rows(project, "totals") != compiled_rows(project, "totals")
+        run_dbt(["run", "-s", "totals"])
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        before = snapshot_count(project, "totals")
+        _, out = run_dbt_and_capture(["--debug", "run", "-s", "totals", "--full-refresh"])
+        assert f"Applying REPLACE to: {table(project, 'totals')}" in output_text(out)
+        assert snapshot_count(project, "totals") == before + 1
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+
+    def test_5_on_configuration_change(self, project):
+        recorded = properties(project, "totals")
+        changed = "{totals_partition: customer, on_change: fail}"
+        _, out = run_dbt_and_capture(["run", "-s", "totals", "--vars", changed], expect_pass=False)
+        assert "`on_configuration_change` was set to `fail`" in output_text(out)
+        assert properties(project, "totals") == recorded
+        run_dbt(["run", "-s", "totals", "--vars", "{totals_partition: customer}"])
+        now = properties(project, "totals")
+        assert now["lakehouse.mv.config_hash"] != recorded["lakehouse.mv.config_hash"]
+        spec = project.run_sql(f"describe table {table(project, 'totals')}", fetch="all")
+        names = [str(r[0]) for r in spec]
+        assert names[names.index("# Partition Information") + 2 :] == ["customer"], spec
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+
+    def test_6_unpublished_audited_run_leaves_main(self, project):
+        seed = Path(project.project_root) / "seeds" / "my_seed.csv"
+        seed.write_text(files.MY_SEED + "\n4,400\n")
+        before = rows(project, "my_materialized_view")
+        _, out = run_dbt_and_capture(
+            ["build", "--target", "audited", "--vars", "{audit_fails: 'true'}"], expect_pass=False
+        )
+        assert "is not refreshed in an audited run" in output_text(out)
+        # The seed's new row is on the run's branch only; the view refreshed now reads main.
+        _, out = run_dbt_and_capture(["run", "-s", "my_materialized_view"])
+        assert "nothing refreshed" in output_text(out)
+        expect(rows(project, "my_materialized_view"), before)
+        assert relation_type(project, "my_materialized_view") == RelationType.MaterializedView
+        # dbt docs: the catalog types both views so.
+        catalog = run_dbt(["docs", "generate"])
+        types = {n.metadata.name: n.metadata.type for n in catalog.nodes.values()}
+        assert types["totals"] == types["my_materialized_view"] == "materialized_view", types
+        assert types["my_seed"] == "table", types
+
+    def test_7_status(self, project, capsys):
+        orders = table(project, "orders")
+        project.run_sql(f"insert into {orders} values (6, 'd', 1, null)")
+        project.run_sql(f"insert into {orders} values (7, 'd', 20, null)")
+        shown = run_dbt(
+            ["show", "--inline", "select * from {{ lakehouse.mv_status(ref('totals')) }}"]
+        )
+        table_rows = shown.results[0].agate_table.rows
+        assert [(r["status"], r["snapshots_behind"]) for r in table_rows] == [("stale", 2)]
+        code = lakehouse_cli(
+            [
+                "mv",
+                "status",
+                "--check",
+                "--profiles-dir",
+                str(project.profiles_dir),
+                "--project-dir",
+                str(project.project_root),
+            ]
+        )
+        out = capsys.readouterr().out
+        assert code == 1, out
+        assert f"{project.database}.{project.test_schema}.totals: stale" in out
+        assert "orders: moved 2 snapshots since" in out
+        assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
+        # Two appends upstream: the row-by-row view inserts the query over them alone.
+        before = snapshot_count(project, "big_orders")
+        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders"])
+        assert results.results[0].adapter_response["code"] == "INSERT", [
+            line for line in output_text(out).splitlines() if "materialized view" in line
+        ]
+        assert snapshot_count(project, "big_orders") == before + 1
+        expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
+        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "D", 200)])
+
+
+# What the catalog and storage change: the record committed through the REST catalog (table
+# properties, the build's snapshot summary) and the metadata tables read from S3.
+@pytest.mark.only_profile("s3_rest")
+class TestMaterializedViewOnRestCatalog:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"my_seed.csv": files.MY_SEED}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"my_materialized_view.sql": files.MY_MATERIALIZED_VIEW}
+
+    def test_build_noop_and_refresh(self, project):
+        run_dbt(["build"])
+        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300)])
+        recorded = properties(project, "my_materialized_view")
+        assert recorded[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
+        before = snapshot_count(project, "my_materialized_view")
+        _, out = run_dbt_and_capture(["run"])
+        assert "nothing refreshed" in output_text(out)
+        assert snapshot_count(project, "my_materialized_view") == before
+        project.run_sql(f"insert into {table(project, 'my_seed')} values (4, 400)")
+        view = "{{ lakehouse.mv_status(ref('my_materialized_view')) }}"
+        status = f"select status, snapshots_behind from {view}"
+        shown = run_dbt(["show", "--inline", status])
+        assert [tuple(r) for r in shown.results[0].agate_table.rows] == [("stale", 1)]
+        run_dbt(["run"])
+        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300), (4, 400)])
