@@ -96,6 +96,8 @@ SLOW_FIRST = (
     "test_depot_forms.py",
     "test_gcs_depots.py",
     "test_audit.py",
+    "test_materialized_views.py",
+    "test_materialized_view.py",
 )
 
 
