@@ -45,8 +45,9 @@ def table_ref(tables: list[str]) -> re.Pattern[str]:
     # A table name right after FROM, JOIN or a comma of a FROM list (TPC-DS q40 has no space
     # after its comma: `,warehouse`). Column aliases that equal a table name (q9's `n_name AS
     # nation`, then `nation` in its outer SELECT/GROUP BY/ORDER BY) follow AS, SELECT or BY, so
-    # they are left alone.
-    return re.compile(r"(\bFROM|\bJOIN|,)(\s*)(" + "|".join(tables) + r")\b", re.IGNORECASE)
+    # they are left alone, and so is a qualified column (TPC-DS q49's `, store.item`, `store`
+    # being a subquery's alias).
+    return re.compile(r"(\bFROM|\bJOIN|,)(\s*)(" + "|".join(tables) + r")\b(?!\.)", re.IGNORECASE)
 
 
 _TABLE_REF = table_ref(TABLES)
