@@ -17,7 +17,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from harness import dbt_command
+from harness import cold_env, dbt_command
 
 MACRO = """{%% macro explain_queries() %%}
 {#- Written by bench/comet_plans.py: EXPLAIN each query on this target; one log line a plan. -#}
@@ -57,6 +57,7 @@ def explain_compiled(project: Path, folder: str, adaptive: bool = False) -> dict
     done = subprocess.run(
         dbt_command("run-operation", "explain_queries", project=project),
         cwd=project,
+        env=cold_env(),
         capture_output=True,
         text=True,
     )

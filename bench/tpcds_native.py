@@ -31,6 +31,7 @@ from harness import (  # noqa: E402
     Sample,
     Series,
     alternate,
+    cold_env,
     common_args,
     dbt_command,
     ours_target,
@@ -121,7 +122,10 @@ def main() -> None:
             target["engine"] = {"native": "comet"}
         write_profiles(project, "tpcds", target)
         sample = run_timed(
-            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+            dbt_command("run", project=project),
+            project,
+            env=cold_env(),
+            log=work / f"{side}-{round_no}.log",
         )
         # A failed model makes `dbt run` exit 1 but the run is whole: its time counts, and the
         # failures are listed below (the same models on both sides, or the difference shows).

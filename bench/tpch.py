@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     Sample,
     Series,
     alternate,
+    cold_env,
     common_args,
     dbt_command,
     iceberg_table_facts,
@@ -181,7 +182,10 @@ def main() -> None:
         else:
             write_profiles(project, "tpch", ours_target("tpch", threads=args.threads))
         return run_timed(
-            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+            dbt_command("run", project=project),
+            project,
+            env=cold_env(),
+            log=work / f"{side}-{round_no}.log",
         )
 
     alternate(args.rounds, [(ours, lambda r: run("ours", r)), (peer, lambda r: run("peer", r))])

@@ -30,6 +30,7 @@ from harness import (  # noqa: E402
     Sample,
     Series,
     alternate,
+    cold_env,
     common_args,
     dbt_command,
     ours_target,
@@ -83,7 +84,10 @@ def main() -> None:
             target["engine"] = {"native": "comet"}
         write_profiles(project, "tpch", target)
         return run_timed(
-            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+            dbt_command("run", project=project),
+            project,
+            env=cold_env(),
+            log=work / f"{side}-{round_no}.log",
         )
 
     alternate(args.rounds, [(series[side], lambda r, s=side: run(s, r)) for side in SIDES])
