@@ -154,11 +154,8 @@ def _bytecode_as_installed() -> None:
     compileall.compile_dir(REPO / "dbt", quiet=1)
 
 
-def cold_env() -> dict[str, str]:
-    """The environment of a cold dbt-lakehouse command. By default a command leaves its engine
-    warm for 15 minutes (engine/warm), and the next command with the same launch settings
-    attaches to it whatever its warehouse: a round after the first would time a warm attach."""
-    return {**os.environ, "LAKEHOUSE_ENGINE": "cold"}
+def cold_env() -> dict[str, str]:  # else the next command attaches to the last one's engine
+    return {**os.environ, "LAKEHOUSE_ENGINE": "cold"}  # (kept warm 15 min, any warehouse)
 
 
 def run_timed(
