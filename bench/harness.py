@@ -154,6 +154,10 @@ def _bytecode_as_installed() -> None:
     compileall.compile_dir(REPO / "dbt", quiet=1)
 
 
+def cold_env() -> dict[str, str]:  # else the next command attaches to the last one's engine
+    return {**os.environ, "LAKEHOUSE_ENGINE": "cold"}  # (kept warm 15 min, any warehouse)
+
+
 def run_timed(
     command: Sequence[str],
     cwd: Path,

@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     Sample,
     Series,
     alternate,
+    cold_env,
     common_args,
     dbt_command,
     iceberg_table_facts,
@@ -39,30 +40,45 @@ from harness import (  # noqa: E402
 )
 
 TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]
-# A table name right after FROM, JOIN or a comma of a FROM list. Column aliases that equal a
-# table name (q9's `n_name AS nation`, then `nation` in its outer SELECT/GROUP BY/ORDER BY)
-# follow AS, SELECT or BY, so they are left alone.
-_TABLE_REF = re.compile(r"(\bFROM|\bJOIN|,)(\s+)(" + "|".join(TABLES) + r")\b", re.IGNORECASE)
+
+
+def table_ref(tables: list[str]) -> re.Pattern[str]:
+    # A table name right after FROM, JOIN or a comma of a FROM list (TPC-DS q40 has no space
+    # after its comma: `,warehouse`). Column aliases that equal a table name (q9's `n_name AS
+    # nation`, then `nation` in its outer SELECT/GROUP BY/ORDER BY) follow AS, SELECT or BY, so
+    # they are left alone, and so is a qualified column (TPC-DS q49's `, store.item`, `store`
+    # being a subquery's alias).
+    return re.compile(r"(\bFROM|\bJOIN|,)(\s*)(" + "|".join(tables) + r")\b(?!\.)", re.IGNORECASE)
+
+
+_TABLE_REF = table_ref(TABLES)
+
+
+def duckdb_with(name: str):  # type: ignore[no-untyped-def]
+    """A DuckDB connection with the extension `name` (tpch, tpcds) loaded from its PyPI wheel."""
+    try:
+        import importlib
+
+        import duckdb
+
+        module = importlib.import_module(f"duckdb_extension_{name}")
+    except ImportError as exc:
+        raise SystemExit(
+            f"{exc.name} is missing: `pip install -e .[bench]` installs DuckDB and its {name} "
+            "extension."
+        ) from exc
+    extension = next(Path(module.__file__).parent.glob("extensions/*/*/*"), None)
+    extension = extension or next(Path(module.__file__).parent.glob("extensions/*/*"), None)
+    if extension is None:
+        raise SystemExit(f"duckdb-extension-{name} carries no extension file")
+    connection = duckdb.connect()
+    connection.execute(f"load '{extension}'")
+    connection.execute("set enable_progress_bar = false")  # a bar per query would flood logs
+    return connection
 
 
 def duckdb_with_tpch():  # type: ignore[no-untyped-def]
-    try:
-        import duckdb
-        import duckdb_extension_tpch
-    except ImportError as exc:
-        raise SystemExit(
-            f"{exc.name} is missing: `pip install -e .[bench]` installs DuckDB and its tpch "
-            "extension."
-        ) from exc
-    extension = next(Path(duckdb_extension_tpch.__file__).parent.glob("extensions/*/*/*"), None)
-    extension = extension or next(
-        Path(duckdb_extension_tpch.__file__).parent.glob("extensions/*/*"), None
-    )
-    if extension is None:
-        raise SystemExit("duckdb-extension-tpch carries no extension file")
-    connection = duckdb.connect()
-    connection.execute(f"load '{extension}'")
-    return connection
+    return duckdb_with("tpch")
 
 
 def generate(data: Path, sf: float) -> tuple[dict[int, str], dict[int, int]]:
@@ -85,7 +101,16 @@ def generate(data: Path, sf: float) -> tuple[dict[int, str], dict[int, int]]:
     return queries, counts
 
 
-def write_project(folder: Path, data: Path, queries: dict[int, str], peer: bool) -> Path:
+def write_project(
+    folder: Path,
+    data: Path,
+    queries: dict[int, str],
+    peer: bool,
+    tables: list[str] = TABLES,
+    name: str = "tpch",
+) -> Path:
+    """8 load models and a table model per query (bench/tpcds_native.py: 24 and 99)."""
+    pattern = table_ref(tables)
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "models" / "load").mkdir(parents=True)
     (folder / "models" / "queries").mkdir(parents=True)
@@ -95,33 +120,33 @@ def write_project(folder: Path, data: Path, queries: dict[int, str], peer: bool)
     (folder / "dbt_project.yml").write_text(
         yaml.safe_dump(
             {
-                "name": "tpch",
+                "name": name,
                 "version": "1.0",
                 "config-version": 2,
-                "profile": "tpch",
-                "models": {"tpch": models},
+                "profile": name,
+                "models": {name: models},
             }
         )
     )
-    for table in TABLES:
+    for table in tables:
         (folder / "models" / "load" / f"{table}.sql").write_text(
             f"select * from parquet.`{data / table}.parquet`\n"
         )
     for number, query in queries.items():
-        body = _TABLE_REF.sub(lambda m: f"{m[1]}{m[2]}{{{{ ref('{m[3].lower()}') }}}}", query)
+        body = pattern.sub(lambda m: f"{m[1]}{m[2]}{{{{ ref('{m[3].lower()}') }}}}", query)
         (folder / "models" / "queries" / f"q{number:02d}.sql").write_text(
             body.strip().rstrip(";") + "\n"
         )
     return folder
 
 
-def node_times(project: Path) -> dict[tuple[str, str], float]:
+def node_times(project: Path, tables: list[str] = TABLES) -> dict[tuple[str, str], float]:
     """{(folder, model): execution seconds} from a project's last run."""
     results = json.loads((project / "target" / "run_results.json").read_text())["results"]
     return {
         (
             "load"
-            if ".load." in r["unique_id"] or r["unique_id"].split(".")[-1] in TABLES
+            if ".load." in r["unique_id"] or r["unique_id"].split(".")[-1] in tables
             else "queries",
             r["unique_id"].split(".")[-1],
         ): r["execution_time"]
@@ -157,7 +182,10 @@ def main() -> None:
         else:
             write_profiles(project, "tpch", ours_target("tpch", threads=args.threads))
         return run_timed(
-            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+            dbt_command("run", project=project),
+            project,
+            env=cold_env(),
+            log=work / f"{side}-{round_no}.log",
         )
 
     alternate(args.rounds, [(ours, lambda r: run("ours", r)), (peer, lambda r: run("peer", r))])

@@ -9,7 +9,13 @@ Parquet data files with DuckDB (each side's table is new in that round: its data
 exactly its rows) and compared row for row between the sides, doubles to 6 places. The issue's
 goal: native <= 0.6x the JVM side.
 
-    .venv/bin/python bench/tpch_native.py --sf 1 --rounds 3
+With --fallbacks, after the rounds, one `dbt run-operation` on the native side's project (its
+tables built by the last round) EXPLAINs each query's compiled SQL (target/compiled) on the native
+target, with Comet's extended explain (the reasons it gives for each operator left to Spark), and
+prints per query which operators of the physical plan are Comet's and which stay on the JVM
+(bench/comet_plans.py).
+
+    .venv/bin/python bench/tpch_native.py --sf 1 --rounds 3 --fallbacks
     .venv/bin/python bench/tpch_native.py --sf 0.01 --rounds 1     # does it run at all
 """
 
@@ -19,10 +25,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from comet_plans import explain_compiled, print_fallbacks  # noqa: E402
 from harness import (  # noqa: E402
     Sample,
     Series,
     alternate,
+    cold_env,
     common_args,
     dbt_command,
     ours_target,
@@ -35,13 +43,14 @@ from tpch import generate, node_times, write_project  # noqa: E402
 SIDES = ("native", "jvm")
 
 
-def table_rows(warehouse: Path, table: str) -> list[tuple] | None:
+def table_rows(warehouse: Path, table: str, schema: str = "tpch") -> list[tuple] | None:
     """A table's rows, sorted, doubles rounded to 6 places; None when it was not built."""
     import duckdb
 
-    files = sorted(warehouse.glob(f"tpch/{table}/data/**/*.parquet"))
+    files = sorted(warehouse.glob(f"{schema}/{table}/data/**/*.parquet"))
     if not files:
-        return None
+        # A table of no rows has metadata and no data file (TPC-DS has 18 such answers at SF0.1).
+        return [] if any(warehouse.glob(f"{schema}/{table}/metadata/*.json")) else None
     found = (
         duckdb.connect()
         .execute("select * from read_parquet(?)", [[str(f) for f in files]])
@@ -57,6 +66,12 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=2, help="dbt threads, both sides (default %(default)s)"
     )
+    parser.add_argument(
+        "--fallbacks",
+        action="store_true",
+        help="after the rounds, explain each query on the native side: Comet's operators, "
+        "the JVM's, and why",
+    )
     args = parser.parse_args()
     work: Path = args.work / "tpch_native"
     data = args.work / "tpch" / f"data-sf{args.sf:g}"  # shared with bench/tpch.py
@@ -70,7 +85,10 @@ def main() -> None:
             target["engine"] = {"native": "comet"}
         write_profiles(project, "tpch", target)
         return run_timed(
-            dbt_command("run", project=project), project, log=work / f"{side}-{round_no}.log"
+            dbt_command("run", project=project),
+            project,
+            env=cold_env(),
+            log=work / f"{side}-{round_no}.log",
         )
 
     alternate(args.rounds, [(series[side], lambda r, s=side: run(s, r)) for side in SIDES])
@@ -100,6 +118,10 @@ def main() -> None:
         else:
             equal += 1
     print(f"  {equal}/{len(expected)} equal row for row" + "".join(f"\n  {p}" for p in problems))
+
+    if args.fallbacks:
+        print("\nphysical plans on the native side (EXPLAIN of each query's compiled SQL):")
+        print_fallbacks(explain_compiled(work / "native", "queries"))
 
 
 if __name__ == "__main__":
