@@ -99,9 +99,7 @@
   using iceberg
   {{ lakehouse_partition_clause_for(column_names) }}
   {{ comment_clause() }}
-  {%- set required = dict(properties) -%}
-  {%- if audit_branch -%}{%- do required.update({'write.wap.enabled': 'true'}) -%}{%- endif %}
-  {{ lakehouse_tblproperties_clause(required) }};
+  {{ lakehouse_tblproperties_clause({'write.wap.enabled': 'true'} if audit_branch else {}) }};
   {% if contract.identifier_fields -%}
   alter table {{ relation }} set identifier fields {{ contract.identifier_fields | join(', ') }};
   {% endif -%}
