@@ -163,6 +163,26 @@ class Side:
         return sample
 
 
+def _build(side: Side) -> Callable[[int], Sample]:
+    return lambda round_no: side.run("build", project=side.fresh(), log=f"build-{round_no}")
+
+
+def _run_model(side: Side) -> Callable[[int], Sample]:
+    return lambda round_no: side.run("run", "-s", RUN_MODEL, log=f"run-{round_no}")
+
+
+def _show(side: Side) -> Callable[[int], Sample]:
+    return lambda round_no: side.run("show", "--inline", SHOW_SQL, log=f"show-{round_no}")
+
+
+# The three timed commands, each a step per side (a round number -> its Sample).
+COMMANDS: dict[str, Callable[[Side], Callable[[int], Sample]]] = {
+    "dbt build (empty warehouse)": _build,
+    f"dbt run -s {RUN_MODEL}": _run_model,
+    "dbt show --inline count(orders)": _show,
+}
+
+
 def main() -> None:
     parser = common_args(__doc__.splitlines()[0])
     parser.add_argument(
@@ -232,20 +252,7 @@ def main() -> None:
 
         warm.check = warm_check
 
-        def build(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("build", project=side.fresh(), log=f"build-{round_no}")
-
-        def run_model(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("run", "-s", RUN_MODEL, log=f"run-{round_no}")
-
-        def show(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("show", "--inline", SHOW_SQL, log=f"show-{round_no}")
-
-        commands = {
-            "dbt build (empty warehouse)": build,
-            f"dbt run -s {RUN_MODEL}": run_model,
-            "dbt show --inline count(orders)": show,
-        }
+        commands = COMMANDS
         results: dict[str, dict[str, Series]] = {}
         for command, step in commands.items():
             print(f"{command}:", file=sys.stderr)

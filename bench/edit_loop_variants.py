@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from edit_loop import RUN_MODEL, SCHEMA, SHOW_SQL, Side  # noqa: E402
+from edit_loop import COMMANDS, SCHEMA, Side  # noqa: E402
 from harness import (  # noqa: E402
     DBT,
     Sample,
@@ -87,19 +86,8 @@ def main() -> None:
 
             side.check = same_engine
 
-        def build(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("build", project=side.fresh(), log=f"build-{round_no}")
-
-        def run_model(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("run", "-s", RUN_MODEL, log=f"run-{round_no}")
-
-        def show(side: Side) -> Callable[[int], Sample]:
-            return lambda round_no: side.run("show", "--inline", SHOW_SQL, log=f"show-{round_no}")
-
-        steps = {"dbt build (empty warehouse)": build, f"dbt run -s {RUN_MODEL}": run_model}
-        steps["dbt show --inline count(orders)"] = show
         results: dict[str, dict[str, Series]] = {}
-        for command, step in steps.items():
+        for command, step in COMMANDS.items():
             print(f"{command}:", file=sys.stderr)
             series = {side.name: Series(side.name) for side in sides}
             alternate(args.rounds, [(series[side.name], step(side)) for side in sides])
