@@ -97,6 +97,13 @@ REGEX_FLAGS = (
 RANDOM_DATA = (
     "random data (dbt_expectations.rand()): the project sets severity warn, and some runs warn"
 )
+# Measured by simulation: four random sums all lie within one sample stddev of their mean in
+# about 2.6% of runs, on any adapter; CI failed on it once.
+RANDOM_FLIPPED = (
+    "random data (dbt_expectations.rand()): the flipped test needs one of four random group sums"
+    " beyond 1 sigma, and about 1 run in 40 has none"
+)
+RANDOM = {RANDOM_DATA, RANDOM_FLIPPED}
 POSTGRES_TYPES = (
     "the expected YAML names Postgres's types (integer, text); Spark's are int, bigint, string"
 )
@@ -176,8 +183,8 @@ PACKAGES = {
     "dbt-expectations": Package(
         "dbt-expectations",
         (("build",),),  # its integration_tests/test.sh
-        # 160 of 169 pass when none of the 5 random-data tests warns.
-        floor=155,
+        # 160 of 169 pass when none of the 6 random-data tests warns or fails.
+        floor=154,
         allowed=by_node(
             {
                 REGEX_BACKSLASH: [
@@ -199,6 +206,9 @@ PACKAGES = {
                     "test.dbt_expectations_integration_tests.dbt_expectations_expect_column_values_to_be_within_n_moving_stdevs_timeseries_data_row_value__date_day__6__False__True.c9497af54d",
                     "test.dbt_expectations_integration_tests.dbt_expectations_expect_column_values_to_be_within_n_moving_stdevs_timeseries_data_row_value__date_day__6__True.86019a24d0",
                     "test.dbt_expectations_integration_tests.dbt_expectations_expect_column_values_to_be_within_n_moving_stdevs_timeseries_hourly_data_extended_row_value_log__cast_date_hour_as_dbt_expectations_type_datetime___hour__6__False__12__48.c200505cc1",
+                ],
+                RANDOM_FLIPPED: [
+                    "test.dbt_expectations_integration_tests.dbt_expectations_expect_column_values_to_be_within_n_stdevs_timeseries_data_grouped_row_value__group_id__1.dfc27a67b7",
                 ],
             }
         ),
@@ -374,7 +384,7 @@ class TestCommunityPackages:
         fixed = sorted(
             r["unique_id"]
             for r in passed
-            if package.allowed.get(r["unique_id"], RANDOM_DATA) != RANDOM_DATA
+            if package.allowed.get(r["unique_id"], RANDOM_DATA) not in RANDOM
         )
         if fixed:
             warnings.warn(f"{name}: allowed failures that now pass: {fixed}", stacklevel=1)
