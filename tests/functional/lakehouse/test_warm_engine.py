@@ -67,24 +67,46 @@ def wait_until(condition, seconds: float = 30.0) -> bool:  # type: ignore[no-unt
     return condition()
 
 
-def test_commands_share_one_engine_its_state_is_private_status_and_stop(
+def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     engine_home: Path, tmp_path: Path
 ) -> None:
+    """One engine's whole life, so that the suite starts three engines here rather than six:
+    shared by later commands and by two processes at once, private, shown and stopped by the
+    CLI, and replaced by the next command when its JVM or its supervisor is killed."""
     home, folder = engine_home, project(tmp_path / "p")
-    assert dbt(folder, home, "run").returncode == 0
-    [engine] = statuses(home)
-    assert engine["clients"] == [] and engine["heap_max_bytes"] <= 1024 * 1048576
-    assert engine["rss_bytes"] > 0 and engine["master"] == "local[2]"
-    done = dbt(folder, home, "run", "-s", "doubled")
-    assert done.returncode == 0, output(done)
-    assert "| 20 |" in doubled_ids(folder, home)
+    other = project(tmp_path / "q")
+    assert dbt(folder, home, "run", "-s", "base").returncode == 0
+    [first] = statuses(home)
+    assert first["clients"] == [] and first["heap_max_bytes"] <= 1024 * 1048576
+    assert first["rss_bytes"] > 0 and first["master"] == "local[2]"
+    both = [dbt_started(each, home, "build") for each in (folder, other)]
+    for process in both:
+        text, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, text
     [again] = statuses(home)
-    assert (again["pid"], again["jvm_pid"]) == (engine["pid"], engine["jvm_pid"])
+    assert (again["pid"], again["jvm_pid"]) == (first["pid"], first["jvm_pid"])
+    for each in (folder, other):
+        assert "| 20 |" in doubled_ids(each, home)
     assert_private_and_refuses_strangers(home)
     text = engine_cli(home, "status").stdout
-    assert f"JVM {engine['jvm_pid']}" in text and "heap" in text and "local[2]" in text
+    assert f"JVM {first['jvm_pid']}" in text and "heap" in text and "local[2]" in text
+
+    os.kill(first["jvm_pid"], signal.SIGKILL)  # the JVM: its supervisor notices and exits
+    assert wait_until(lambda: not process_running(first["pid"]))
+    done = dbt(folder, home, "run")
+    assert done.returncode == 0, output(done)
+    [second] = statuses(home)
+    os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
+    # Its shutdown hooks (the SparkContext's stop) take longer on a loaded machine and on 4.1:
+    # what matters is that it exits, not how fast (once over 30 s with two busy test workers).
+    assert wait_until(lambda: not process_running(second["jvm_pid"]), 90)
+    done = dbt(folder, home, "run")
+    assert done.returncode == 0, output(done)
+    [third] = statuses(home)
+    assert len({first["jvm_pid"], second["jvm_pid"], third["jvm_pid"]}) == 3
+    assert "| 20 |" in doubled_ids(folder, home)
     assert engine_cli(home, "stop").returncode == 0
-    assert statuses(home) == [] and not process_running(engine["jvm_pid"])
+    assert statuses(home) == [] and not process_running(third["jvm_pid"])
 
 
 def assert_private_and_refuses_strangers(home: Path) -> None:
@@ -127,28 +149,6 @@ def assert_private_and_refuses_strangers(home: Path) -> None:
     assert state["secret"] not in (engine_folder / "engine.log").read_text()
 
 
-def test_killed_between_commands_the_next_one_starts_a_new_engine(
-    engine_home: Path, tmp_path: Path
-) -> None:
-    home, folder = engine_home, project(tmp_path / "p")
-    assert dbt(folder, home, "run").returncode == 0
-    [first] = statuses(home)
-    os.kill(first["jvm_pid"], signal.SIGKILL)  # the JVM: its supervisor notices and exits
-    assert wait_until(lambda: not process_running(first["pid"]))
-    done = dbt(folder, home, "run")
-    assert done.returncode == 0, output(done)
-    [second] = statuses(home)
-    os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
-    # Its shutdown hooks (the SparkContext's stop) take longer on a loaded machine and on 4.1:
-    # what matters is that it exits, not how fast (once over 30 s with two busy test workers).
-    assert wait_until(lambda: not process_running(second["jvm_pid"]), 90)
-    done = dbt(folder, home, "run")
-    assert done.returncode == 0, output(done)
-    [third] = statuses(home)
-    assert len({first["jvm_pid"], second["jvm_pid"], third["jvm_pid"]}) == 3
-    assert "| 20 |" in doubled_ids(folder, home)
-
-
 def test_killed_during_a_command_it_fails_in_one_line_and_the_next_works(
     engine_home: Path, tmp_path: Path
 ) -> None:
@@ -171,21 +171,6 @@ def test_killed_during_a_command_it_fails_in_one_line_and_the_next_works(
     done = dbt(folder, home, "run", "--exclude", "slow")
     assert done.returncode == 0, output(done)
     assert "| 20 |" in doubled_ids(folder, home)
-
-
-def test_two_processes_at_once_share_one_engine(engine_home: Path, tmp_path: Path) -> None:
-    home = engine_home
-    folders = [project(tmp_path / name) for name in ("a", "b")]
-    assert dbt(folders[0], home, "run", "-s", "base").returncode == 0
-    [engine] = statuses(home)
-    both = [dbt_started(folder, home, "build") for folder in folders]
-    for process in both:
-        text, _ = process.communicate(timeout=600)
-        assert process.returncode == 0, text
-    [after] = statuses(home)
-    assert after["jvm_pid"] == engine["jvm_pid"]
-    for folder in folders:
-        assert "| 20 |" in doubled_ids(folder, home)
 
 
 def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
