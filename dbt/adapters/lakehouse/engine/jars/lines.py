@@ -38,7 +38,11 @@ LINES: dict[str, EngineLine] = {
 }
 
 
+@cache
 def pyspark_version() -> str:
+    # Cached: dbt renders `target` (connection_info, whose engine label reads this) for every
+    # node and macro context, hundreds of times a build, and each metadata lookup scans
+    # site-packages (0.3 ms).
     try:
         return version("pyspark")
     except PackageNotFoundError:
