@@ -50,6 +50,16 @@ from {{ source('raw', 'orders') }}
 where amount > 4
 """
 
+# An inner join of the source with a table model that does not move: appends to the source
+# are joined alone.
+ORDER_LABELS_SQL = """
+{{ config(materialized='materialized_view') }}
+select o.id, o.amount, l.label
+from {{ source('raw', 'orders') }} o join {{ ref('labels') }} l on o.customer = l.customer
+"""
+# A seed: `dbt run` leaves it where it was (a table model would be replaced on every run).
+LABELS_CSV = "customer,label\na,Ann\nb,Bo\nd,Di\n"
+
 # Fails an audited run on demand (it refers to no upstream of my_materialized_view, so that
 # view's node still runs in the audited run).
 AUDIT_SQL = "select * from {{ ref('totals') }} where {{ var('audit_fails', 'false') }}"
@@ -92,7 +102,7 @@ def relation_type(project, name: str) -> str:
 class TestMaterializedViews:
     @pytest.fixture(scope="class")
     def seeds(self):
-        return {"my_seed.csv": files.MY_SEED}
+        return {"my_seed.csv": files.MY_SEED, "labels.csv": LABELS_CSV}
 
     @pytest.fixture(scope="class")
     def models(self):
@@ -100,6 +110,7 @@ class TestMaterializedViews:
             "sources.yml": SOURCES_YML,
             "totals.sql": TOTALS_SQL,
             "big_orders.sql": BIG_ORDERS_SQL,
+            "order_labels.sql": ORDER_LABELS_SQL,
             "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
         }
 
@@ -134,7 +145,7 @@ class TestMaterializedViews:
         }
         recorded = properties(project, "totals")
         results, out = run_dbt_and_capture(["run"])
-        assert output_text(out).count("nothing refreshed (only metadata was read") == 3
+        assert output_text(out).count("nothing refreshed (only metadata was read") == 4
         for result in results.results:
             response = result.adapter_response
             assert response["code"] == "NO CHANGE", response
@@ -154,13 +165,14 @@ class TestMaterializedViews:
         project.run_sql(f"update {orders} set amount = 50 where id = 2")
         project.run_sql(f"delete from {orders} where id = 3")
         before = snapshot_count(project, "totals")
-        results = run_dbt(["run", "-s", "totals", "big_orders"])
-        # Not appends only: both rebuilt whole.
+        results = run_dbt(["run", "-s", "totals", "big_orders", "order_labels"])
+        # Not appends only: each rebuilt whole.
         assert {r.adapter_response["code"] for r in results.results} == {"REFRESH"}
         assert snapshot_count(project, "totals") == before + 1
         expect(rows(project, "totals"), compiled_rows(project, "totals"))
         expect(rows(project, "totals"), [("a", 60, 2), ("c", 3, 1)])
         expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
+        expect(rows(project, "order_labels"), compiled_rows(project, "order_labels"))
         assert properties(project, "totals")[upstream_key(project, "orders")] == main_head(
             project, "orders"
         )
@@ -245,15 +257,22 @@ class TestMaterializedViews:
         assert f"{project.database}.{project.test_schema}.totals: stale" in out
         assert "orders: moved 2 snapshots since" in out
         assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
-        # Two appends upstream: the row-by-row view inserts the query over them alone.
+        # Two appends upstream: the row-by-row views insert the query over them alone, the
+        # join's unchanged side (labels) read whole.
         before = snapshot_count(project, "big_orders")
-        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders"])
-        assert results.results[0].adapter_response["code"] == "INSERT", [
+        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders", "order_labels"])
+        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
+        assert codes == {"big_orders": "INSERT", "order_labels": "INSERT"}, [
             line for line in output_text(out).splitlines() if "materialized view" in line
         ]
         assert snapshot_count(project, "big_orders") == before + 1
         expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
         expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "D", 200)])
+        expect(rows(project, "order_labels"), compiled_rows(project, "order_labels"))
+        expect(
+            rows(project, "order_labels"),
+            [(1, 10, "Ann"), (2, 50, "Ann"), (5, -1, "Bo"), (6, 1, "Di"), (7, 20, "Di")],
+        )
 
 
 # What the catalog and storage change: the record committed through the REST catalog (table

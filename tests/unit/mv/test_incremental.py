@@ -4,7 +4,7 @@ current state."""
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.mv.incremental import appends_only, delta_sql
+from dbt.adapters.lakehouse.mv.incremental import appends_only, delta_sql, linear_leaves
 
 # main: 1 <- 2 (append) <- 3 (append) <- 4 (overwrite) <- 5 (append); 9 off 1 (rolled back).
 HISTORY = {
@@ -33,3 +33,12 @@ def test_the_upstream_read_from_the_appended_rows() -> None:
     assert delta_sql("select 1", name, "v") is None
     assert delta_sql(f"select id from {name} VERSION AS OF 3", name, "v") is None
     assert delta_sql(f"select id from {name} timestamp as of '2026-01-01'", name, "v") is None
+
+
+def test_a_plan_is_linear_in_the_moved_table_read_once_beside_unmoved_upstreams() -> None:
+    moved, dim = "lakehouse.raw.orders", "lakehouse.raw.customers"
+    assert linear_leaves([moved], moved, set())
+    assert linear_leaves(["Lakehouse.Raw.Orders", dim], moved, {dim})  # an inner join
+    assert not linear_leaves([moved, moved], moved, set())  # a self-join
+    assert not linear_leaves([moved, dim], moved, set())  # customers is no tracked upstream
+    assert not linear_leaves([dim], moved, {dim})  # the moved table is not read

@@ -158,9 +158,19 @@ def test_names() -> None:
     )
 
 
-def test_only_a_single_upstream_that_only_moved_may_refresh_incrementally() -> None:
+def test_only_one_upstream_that_only_moved_may_refresh_incrementally() -> None:
+    # Two upstreams, refunds where it was: orders may be read incrementally (an inner join's
+    # changed side; incremental.py checks the query's shape).
     two = plan(built(), UpstreamState("lakehouse.raw.orders", 13, "s3"), EMPTY)
-    assert two.appendable is None  # the view reads refunds too
+    assert (two.action, two.appendable) == ("rebuild", "lakehouse.raw.orders")
+    both = plan(
+        built(),
+        UpstreamState("lakehouse.raw.orders", 13, "s3"),
+        UpstreamState("lakehouse.raw.refunds", 2, "s0"),
+    )
+    assert both.appendable is None  # both moved
+    # refunds no longer read (its record is unset): rebuilt whole.
+    assert plan(built(), UpstreamState("lakehouse.raw.orders", 13, "s3")).appendable is None
     record = recorded_of(record_properties([ORDERS], SQL, CONFIG, WHEN))
     moved = plan(record, UpstreamState("lakehouse.raw.orders", 13, "s3"))
     assert (moved.action, moved.appendable) == ("rebuild", "lakehouse.raw.orders")

@@ -117,7 +117,8 @@ def _appended(
     start, end = record.upstreams[name], next(s.snapshot_id for s in states if s.name == name)
     if start is None or end is None:
         return f"{name} had no snapshot"
-    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id)
+    unchanged = {s.name for s in states if s.name != name}
+    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id, unchanged)
     return found if isinstance(found, str) else {"sql": found[0], "view": found[1]}
 
 

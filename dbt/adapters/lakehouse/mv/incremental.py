@@ -1,12 +1,16 @@
-"""An incremental refresh where it is exact: a view whose query is filters and projections over
-one upstream table, all of whose commits since the recorded snapshot are appends.
+"""An incremental refresh where it is exact: a view whose query is filters, projections and inner
+joins over its upstream tables, one of which moved, all of whose commits since the recorded
+snapshot are appends, while every other upstream stayed where it was.
 
-Such a query distributes over a union of rows: q(old ∪ new) = q(old) ∪ q(new). So when every
-snapshot of the upstream's `main` after the recorded one is an `append` (only data files added,
-none removed: no update, delete or overwrite), the view's new rows are the query over the
-appended rows alone, read with Iceberg's incremental append scan. Anything else (an aggregate,
-a join, DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression, time travel,
-another operation upstream, an expired snapshot, Spark Connect) rebuilds the view instead.
+Such a query distributes over a union of the moved table's rows: q(old ∪ new) = q(old) ∪
+q(new), an inner join included, (A ∪ ΔA) ⋈ B = (A ⋈ B) ∪ (ΔA ⋈ B), as long as the moved table
+is read once (a self-join is not linear in it). So when every snapshot of the upstream's `main`
+after the recorded one is an `append` (only data files added, none removed: no update, delete
+or overwrite), the view's new rows are the query with the moved table replaced by the appended
+rows alone, read with Iceberg's incremental append scan. Anything else (an aggregate, an outer,
+semi or anti join, DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression,
+time travel, a table read that is not a tracked upstream, another operation upstream, an
+expired snapshot, Spark Connect) rebuilds the view instead.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
 
-# The logical plan nodes a row-by-row query is made of (Spark's analyzed plan).
+# The logical plan nodes a row-by-row query is made of (Spark's analyzed plan); a Join only
+# when inner (linear_leaves then requires the moved table to be read once).
 ROW_BY_ROW = frozenset({"Project", "Filter", "SubqueryAlias"})
+JOIN, INNER = "Join", "Inner"
 LEAF = "DataSourceV2Relation"
 _TIME_TRAVEL = ("version as of", "timestamp as of", "for system_")
 
@@ -52,9 +58,20 @@ def delta_sql(sql: str, rendered: str, view: str) -> str | None:
     return sql.replace(rendered, view)
 
 
-def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
+def linear_leaves(leaves: list[str], moved: str, unchanged: set[str]) -> bool:
+    """Whether the tables a row-by-row plan reads make it linear in `moved`: read exactly once,
+    and every other table one of the upstreams that did not move (names compared lowercase)."""
+    names = [leaf.lower() for leaf in leaves]
+    others = {name.lower() for name in unchanged}
+    return names.count(moved.lower()) == 1 and all(
+        name in others for name in names if name != moved.lower()
+    )
+
+
+def row_by_row(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -> bool:
     """Whether the query's analyzed plan (analysis only: no Spark job) is deterministic
-    filters and projections over the one upstream table."""
+    filters, projections and inner joins over the moved upstream, read once, and upstreams
+    that did not move."""
     jvm = spark._jvm
     subqueries = jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression
     leaves: list[Any] = []
@@ -66,7 +83,10 @@ def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
         if kind == LEAF and children.size() == 0:
             leaves.append(node)
             continue
-        if kind not in ROW_BY_ROW:
+        if kind == JOIN:
+            if str(node.joinType()) != INNER:
+                return False
+        elif kind not in ROW_BY_ROW:
             return False
         expressions = node.expressions()
         for i in range(expressions.size()):
@@ -74,7 +94,7 @@ def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
             if not expression.deterministic() or subqueries.hasSubquery(expression):
                 return False
         pending.extend(children.apply(i) for i in range(children.size()))
-    return len(leaves) == 1 and str(leaves[0].name()).lower() == str(upstream).lower()
+    return linear_leaves([str(leaf.name()) for leaf in leaves], str(upstream), unchanged)
 
 
 def appended_rows_sql(
@@ -84,9 +104,11 @@ def appended_rows_sql(
     recorded: int,
     head: int,
     node_id: str,
+    unchanged: set[str],
 ) -> tuple[str, str] | str:
     """(the query over the upstream's rows appended after `recorded` up to `head`, the
-    temporary view holding them), or why the refresh cannot be incremental."""
+    temporary view holding them), or why the refresh cannot be incremental. `unchanged`: the
+    other upstreams, none of which moved."""
     table = TableName.of(upstream)
     found = adapter._metadata_rows(
         f"select snapshot_id, parent_id, operation from {table.sql_name}.snapshots"
@@ -101,8 +123,11 @@ def appended_rows_sql(
     with adapter._spark_session(f"read the rows appended to {table}") as spark:
         if runtime.is_connect(spark):
             return "Spark Connect has no query plan to check"
-        if not row_by_row(spark, sql, table):
-            return f"the query is not filters and projections over {table} alone"
+        if not row_by_row(spark, sql, table, unchanged):
+            return (
+                f"the query is not filters, projections and inner joins reading {table} once "
+                "and otherwise only upstreams that did not move"
+            )
         appended = (
             spark.read.option("start-snapshot-id", str(recorded))
             .option("end-snapshot-id", str(head))

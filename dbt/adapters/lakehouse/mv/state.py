@@ -150,8 +150,9 @@ class RefreshPlan:
     action: str
     reasons: tuple[str, ...] = ()
     config_changed: bool = False
-    # The one upstream, when moving is all it did (no SQL, schema or build change): the
-    # refresh may then be incremental (mv/incremental.py decides).
+    # The one upstream that moved, when moving is all it did and no other upstream changed (no
+    # SQL, schema or build change): the refresh may then be incremental (mv/incremental.py
+    # decides).
     appendable: str | None = None
 
 
@@ -218,8 +219,11 @@ def plan_refresh(
         f"{name} is not an Iceberg table (its changes cannot be seen)" for name in untracked
     )
     if reasons:
-        # Incremental only when the one upstream's snapshot moving is the whole story.
-        single = len(upstreams) == 1 and len(reasons) == 1 and len(moved) == 1
+        # Incremental only when one upstream's snapshot moving is the whole story: every other
+        # upstream is where it was (an inner join's unchanged side; incremental.py checks the
+        # query's shape).
+        same_upstreams = set(recorded.upstreams) == {u.name for u in upstreams}
+        single = len(reasons) == 1 and len(moved) == 1 and same_upstreams
         return RefreshPlan("rebuild", tuple(reasons), config_changed, moved[0] if single else None)
     return RefreshPlan("noop", (), config_changed)
 
