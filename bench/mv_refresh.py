@@ -138,10 +138,10 @@ def refresh_action(project: Path, model: str) -> str:
     return (found[-1] or "noop") if found else "?"
 
 
-def check_sql() -> str:
+def check_sql(shapes: list[str]) -> str:
     """Rows of each view and model not in its query's, and the other way round."""
     parts = []
-    for shape in SHAPES:
+    for shape in shapes:
         columns = "k, s, n, mn, mx" if shape == "agg" else "*"
         for model in (f"mv_{shape}", f"inc_{shape}"):
             mine = f"select {columns} from {{{{ ref('{model}') }}}}"
@@ -157,7 +157,9 @@ def main() -> None:
     parser = common_args(__doc__.splitlines()[0], rounds=3)
     parser.add_argument("--rows", type=int, default=10_000_000, help="upstream rows")
     parser.add_argument("--percent", type=float, default=1.0, help="appended per round (%%)")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="which shapes (comma list)")
     args = parser.parse_args()
+    shapes = [shape for shape in SHAPES if shape in args.shapes.split(",")]
     work = args.work / "mv_refresh"
     project = work / "project"
     batch = max(int(args.rows * args.percent / 100), 1)
@@ -171,7 +173,14 @@ def main() -> None:
         )
 
     print(f"building events ({args.rows} rows), dim and every model, untimed", file=sys.stderr)
-    done = dbt("run", name="setup")
+    done = dbt(
+        "run",
+        "-s",
+        "events",
+        "dim",
+        *(f"+{k}_{s}" for s in shapes for k in ("mv", "inc")),
+        name="setup",
+    )
     if not done.ok:
         sys.exit(f"setup failed: {done.note}")
 
@@ -203,7 +212,7 @@ def main() -> None:
         return run
 
     contenders = []
-    for shape in SHAPES:
+    for shape in shapes:
         contenders += [
             (Series(f"refresh {shape}"), timed(f"mv_{shape}", key=f"mv_{shape}", shape=shape)),
             (Series(f"hand-written {shape}"), timed(f"inc_{shape}", key=f"inc_{shape}")),
@@ -218,7 +227,7 @@ def main() -> None:
         f"{args.rows} rows, node execution time, {args.rounds} rounds, warm engine"
     )
     rows = []
-    for shape in SHAPES:
+    for shape in shapes:
         rows.append(
             (
                 f"{shape}: refresh vs full rebuild",
@@ -231,14 +240,14 @@ def main() -> None:
             (f"{shape}: refresh vs hand-written", node[f"mv_{shape}"], node[f"inc_{shape}"], "-")
         )
     report(title, rows)
-    for shape in SHAPES:
+    for shape in shapes:
         print(f"what each refresh of mv_{shape} did: {', '.join(actions[shape])}")
 
     shown = dbt(
         "--quiet",
         "show",
         "--inline",
-        check_sql(),
+        check_sql(shapes),
         "--output",
         "json",
         "--limit",
