@@ -31,11 +31,14 @@ sources:
       - name: orders
 """
 
-# A filter, a projection and an aggregate over one source; partitioning and the reaction to a
-# changed setting are vars, so the steps below change them without editing the file.
+# A filter, a projection and an aggregate over one source; partitioning, the reaction to a
+# changed setting and the freshness thresholds are vars, so the steps below change them without
+# editing the file. Warned as soon as it is stale at all (past 0 minutes).
 TOTALS_SQL = """
 {{ config(materialized='materialized_view', partition_by=var('totals_partition', none),
-          on_configuration_change=var('on_change', 'apply')) }}
+          on_configuration_change=var('on_change', 'apply'),
+          mv_freshness=var('totals_freshness', {'warn_after': {'count': 0, 'period': 'minute'},
+                                                'error_after': {'count': 1, 'period': 'day'}})) }}
 select customer, sum(amount) as total, count(*) as orders
 from {{ source('raw', 'orders') }}
 where amount > 0
@@ -224,27 +227,34 @@ class TestMaterializedViews:
         orders = table(project, "orders")
         project.run_sql(f"insert into {orders} values (6, 'd', 1, null)")
         project.run_sql(f"insert into {orders} values (7, 'd', 20, null)")
-        shown = run_dbt(
-            ["show", "--inline", "select * from {{ lakehouse.mv_status(ref('totals')) }}"]
-        )
+        status_sql = "select * from {{ lakehouse.mv_status(ref('totals')) }}"
+        shown = run_dbt(["show", "--inline", status_sql])
         table_rows = shown.results[0].agate_table.rows
-        assert [(r["status"], r["snapshots_behind"]) for r in table_rows] == [("stale", 2)]
-        code = lakehouse_cli(
-            [
-                "mv",
-                "status",
-                "--check",
-                "--profiles-dir",
-                str(project.profiles_dir),
-                "--project-dir",
-                str(project.project_root),
-            ]
-        )
+        found = [(r["status"], r["snapshots_behind"], r["freshness"]) for r in table_rows]
+        assert found == [("stale", 2, "warn")]
+        where = ["--profiles-dir", str(project.profiles_dir)]
+        where += ["--project-dir", str(project.project_root)]
+        code = lakehouse_cli(["mv", "status", "--check", *where])
         out = capsys.readouterr().out
+        # big_orders sets no thresholds: stale fails --check, as it always did.
         assert code == 1, out
-        assert f"{project.database}.{project.test_schema}.totals: stale" in out
+        totals = f"{project.database}.{project.test_schema}.totals"
+        assert f"{totals}: stale, warn: stale for " in out
+        assert "over warn_after 0 minutes" in out
         assert "orders: moved 2 snapshots since" in out
         assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
+        # Past warn_after only: a warning and exit 0 (as dbt source freshness), unless
+        # --warn-error.
+        assert lakehouse_cli(["mv", "status", totals, "--check", *where]) == 0
+        assert f"warning: stale past warn_after: {totals}" in capsys.readouterr().out
+        assert lakehouse_cli(["mv", "status", totals, "--check", "--warn-error", *where]) == 1
+        # Past error_after: the show's parse writes the manifest the CLI reads thresholds from.
+        errors = "{totals_freshness: {error_after: {count: 0, period: minute}}}"
+        shown = run_dbt(["show", "--inline", status_sql, "--vars", errors])
+        assert [r["freshness"] for r in shown.results[0].agate_table.rows] == ["error"]
+        capsys.readouterr()
+        assert lakehouse_cli(["mv", "status", totals, "--check", *where]) == 1
+        assert "over error_after 0 minutes" in capsys.readouterr().out
         # Two appends upstream: the row-by-row view inserts the query over them alone.
         before = snapshot_count(project, "big_orders")
         results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders"])

@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-from dbt.adapters.lakehouse.mv import incremental, reading
+from dbt.adapters.lakehouse.mv import freshness, incremental, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
@@ -220,6 +220,20 @@ def _view_names(adapter: LakehouseAdapter) -> set[tuple[str, str]]:
     }
 
 
+def _view_config(adapter: LakehouseAdapter, relation: Any) -> Any:
+    """The config of the project's materialized_view model that builds `relation` (its
+    `mv_freshness`), or None when no model of the project does."""
+    nodes = getattr(adapter.get_macro_resolver(), "nodes", None) or {}
+    key = (str(relation.schema).lower(), str(relation.identifier).lower())
+    for node in nodes.values():
+        config = getattr(node, "config", None)
+        if getattr(config, "materialized", None) != MATERIALIZED:
+            continue
+        if (str(node.schema).lower(), str(node.alias or node.name).lower()) == key:
+            return config
+    return None
+
+
 STATUS_COLUMNS = (
     "upstream",
     "status",
@@ -229,6 +243,7 @@ STATUS_COLUMNS = (
     "moved_since",
     "note",
     "refreshed_at",
+    "freshness",
 )
 
 
@@ -253,8 +268,15 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
         )
     if not statuses:
         return empty
+    try:
+        threshold = freshness.of_config(_view_config(adapter, relation))
+    except ValueError as exc:
+        raise DbtRuntimeError(f"lakehouse.mv_status: {table}: {exc}") from exc
+    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     rows = []
     for s in statuses:
+        # Each upstream judged alone: the view's own level is the worst of its rows.
+        judged = freshness.judge(threshold, [s], record.refreshed_at, now_ms)
         values = (
             s.name,
             "fresh" if s.fresh else "stale",
@@ -264,6 +286,7 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
             s.since,
             s.note or None,
             record.refreshed_at,
+            judged.level,
         )
         rows.append(
             "("
