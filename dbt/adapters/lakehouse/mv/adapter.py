@@ -84,12 +84,14 @@ def refresh_plan(
         plan = _configuration_change(plan, mode, str(relation))
     extra: dict[str, str] = {}
     if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
-        found = _appended(adapter, plan.appendable, upstreams, record, states, sql, node_id)
+        found = _appended(
+            adapter, plan.appendable, upstreams, record, states, sql, node_id, relation
+        )
         if isinstance(found, str):
             plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))
         else:
-            extra = found
-            plan = RefreshPlan("append", (*plan.reasons, "every commit since was an append"))
+            extra = {"sql": found["sql"], "view": found["view"]}
+            plan = RefreshPlan(found["kind"], (*plan.reasons, "every commit since was an append"))
     refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
@@ -110,15 +112,18 @@ def _appended(
     states: list[UpstreamState],
     sql: str,
     node_id: str,
+    target: Any,
 ) -> dict[str, str] | str:
-    """{sql, view} of an incremental refresh when incremental.py proves it exact, else why
-    not."""
+    """{kind, sql, view} of an incremental refresh (`append`: rows to insert; `merge`: the
+    MERGE statement) when incremental.py proves it exact, else why not."""
     upstream = next(u for u in upstreams if str(TableName.of(u)) == name)
     start, end = record.upstreams[name], next(s.snapshot_id for s in states if s.name == name)
     if start is None or end is None:
         return f"{name} had no snapshot"
-    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id)
-    return found if isinstance(found, str) else {"sql": found[0], "view": found[1]}
+    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id, str(target))
+    return (
+        found if isinstance(found, str) else {"kind": found[0], "sql": found[1], "view": found[2]}
+    )
 
 
 def _invocation_id() -> str:

@@ -1,12 +1,14 @@
 """An incremental refresh where it is exact: a view whose query is filters and projections over
-one upstream table, all of whose commits since the recorded snapshot are appends.
+one upstream table (or a GROUP BY over them that aggregate.py can combine), all of whose
+commits since the recorded snapshot are appends.
 
 Such a query distributes over a union of rows: q(old ∪ new) = q(old) ∪ q(new). So when every
 snapshot of the upstream's `main` after the recorded one is an `append` (only data files added,
 none removed: no update, delete or overwrite), the view's new rows are the query over the
-appended rows alone, read with Iceberg's incremental append scan. Anything else (an aggregate,
-a join, DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression, time travel,
-another operation upstream, an expired snapshot, Spark Connect) rebuilds the view instead.
+appended rows alone, read with Iceberg's incremental append scan (the aggregate over them is
+merged instead: aggregate.py). Anything else (another aggregate, a join, DISTINCT, a window, a
+LIMIT, a subquery, a non-deterministic expression, time travel, another operation upstream, an
+expired snapshot, Spark Connect) rebuilds the view instead.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.history import line_of
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv import aggregate
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -52,13 +55,12 @@ def delta_sql(sql: str, rendered: str, view: str) -> str | None:
     return sql.replace(rendered, view)
 
 
-def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
-    """Whether the query's analyzed plan (analysis only: no Spark job) is deterministic
-    filters and projections over the one upstream table."""
-    jvm = spark._jvm
-    subqueries = jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression
+def row_by_row(spark: Any, plan: Any, upstream: TableName) -> bool:
+    """Whether an analyzed plan (analysis only: no Spark job) is deterministic filters and
+    projections over the one upstream table."""
+    subqueries = spark._jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression
     leaves: list[Any] = []
-    pending = [spark.sql(sql)._jdf.queryExecution().analyzed()]
+    pending = [plan]
     while pending:
         node = pending.pop()
         kind = str(node.getClass().getSimpleName())
@@ -66,8 +68,10 @@ def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
         if kind == LEAF and children.size() == 0:
             leaves.append(node)
             continue
-        if kind not in ROW_BY_ROW:
+        if kind not in ROW_BY_ROW and not (kind == "Aggregate" and node is plan):
             return False
+        # An aggregate at the root (aggregate.py checks its functions) has its expressions
+        # checked here too: deterministic, no subquery.
         expressions = node.expressions()
         for i in range(expressions.size()):
             expression = expressions.apply(i)
@@ -77,6 +81,22 @@ def row_by_row(spark: Any, sql: str, upstream: TableName) -> bool:
     return len(leaves) == 1 and str(leaves[0].name()).lower() == str(upstream).lower()
 
 
+def shape(spark: Any, sql: str, upstream: TableName) -> tuple[str, Any] | str:
+    """("append", None) for filters and projections, ("merge", the aggregate's columns) for
+    an aggregate.py GROUP BY, both over `upstream` alone; else why neither."""
+    plan = spark.sql(sql)._jdf.queryExecution().analyzed()
+    if str(plan.getClass().getSimpleName()) != "Aggregate":
+        if row_by_row(spark, plan, upstream):
+            return "append", None
+        return f"the query is not filters and projections over {upstream} alone"
+    found = aggregate.aggregate_columns(plan)
+    if isinstance(found, str):
+        return f"the GROUP BY does not combine over appended rows: {found}"
+    if not row_by_row(spark, plan, upstream):
+        return f"the GROUP BY is not over filters and projections of {upstream} alone"
+    return "merge", found[0]
+
+
 def appended_rows_sql(
     adapter: LakehouseAdapter,
     sql: str,
@@ -84,9 +104,11 @@ def appended_rows_sql(
     recorded: int,
     head: int,
     node_id: str,
-) -> tuple[str, str] | str:
-    """(the query over the upstream's rows appended after `recorded` up to `head`, the
-    temporary view holding them), or why the refresh cannot be incremental."""
+    target: str,
+) -> tuple[str, str, str] | str:
+    """(`append` or `merge`, the statement's SQL: the query over the upstream's rows appended
+    after `recorded` up to `head` to insert, or the MERGE of it into `target`; the temporary
+    view holding those rows), or why the refresh cannot be incremental."""
     table = TableName.of(upstream)
     found = adapter._metadata_rows(
         f"select snapshot_id, parent_id, operation from {table.sql_name}.snapshots"
@@ -101,12 +123,16 @@ def appended_rows_sql(
     with adapter._spark_session(f"read the rows appended to {table}") as spark:
         if runtime.is_connect(spark):
             return "Spark Connect has no query plan to check"
-        if not row_by_row(spark, sql, table):
-            return f"the query is not filters and projections over {table} alone"
+        shaped = shape(spark, sql, table)
+        if isinstance(shaped, str):
+            return shaped
         appended = (
             spark.read.option("start-snapshot-id", str(recorded))
             .option("end-snapshot-id", str(head))
             .table(table.sql_name)
         )
         appended.createOrReplaceTempView(view)
-    return query, view
+    kind, columns = shaped
+    if kind == "merge":
+        return kind, aggregate.merge_sql(target, columns, query), view
+    return kind, query, view
