@@ -1,9 +1,10 @@
 """Materialized views: built from the model's SQL with their upstreams' snapshots recorded in
 table properties; a rerun with nothing moved is a no-op; any upstream write (insert, update,
 delete), a schema change, `--full-refresh` or a watched setting rebuilds them with rows equal to
-the query's, and appends under a row-by-row query are inserted alone; an audited run that is
-not published leaves them reading `main`; their status is readable from a model
-(`lakehouse.mv_status`) and the console (`dbt-lakehouse mv status`).
+the query's, and appends under a row-by-row query are inserted alone (under a GROUP BY of sums
+and counts: merged); an audited run that is not published leaves them reading `main`; their
+status, with freshness thresholds, is readable from a model (`lakehouse.mv_status`) and the
+console (`dbt-lakehouse mv status`).
 
 The upstream `orders` is written with plain Spark SQL (another engine's commits); `my_seed` and
 `my_materialized_view` are dbt-tests-adapter's own materialized-view fixtures
@@ -226,7 +227,7 @@ class TestMaterializedViews:
     def test_7_status(self, project, capsys):
         orders = table(project, "orders")
         project.run_sql(f"insert into {orders} values (6, 'd', 1, null)")
-        project.run_sql(f"insert into {orders} values (7, 'd', 20, null)")
+        project.run_sql(f"insert into {orders} values (7, 'a', 20, null)")
         status_sql = "select * from {{ lakehouse.mv_status(ref('totals')) }}"
         shown = run_dbt(["show", "--inline", status_sql])
         table_rows = shown.results[0].agate_table.rows
@@ -255,15 +256,30 @@ class TestMaterializedViews:
         capsys.readouterr()
         assert lakehouse_cli(["mv", "status", totals, "--check", *where]) == 1
         assert "over error_after 0 minutes" in capsys.readouterr().out
-        # Two appends upstream: the row-by-row view inserts the query over them alone.
+        # Two appends upstream: the row-by-row view inserts the query over them alone; the
+        # aggregate (its partitioning as last built, so no setting changed) merges the aggregate
+        # over them: group a combined, group d new.
         before = snapshot_count(project, "big_orders")
-        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders"])
-        assert results.results[0].adapter_response["code"] == "INSERT", [
+        results, out = run_dbt_and_capture(
+            [
+                "--debug",
+                "run",
+                "-s",
+                "big_orders",
+                "totals",
+                "--vars",
+                "{totals_partition: customer}",
+            ]
+        )
+        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
+        assert codes == {"big_orders": "INSERT", "totals": "MERGE"}, [
             line for line in output_text(out).splitlines() if "materialized view" in line
         ]
         assert snapshot_count(project, "big_orders") == before + 1
         expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
-        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "D", 200)])
+        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "A", 200)])
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        expect(rows(project, "totals"), [("a", 80, 3), ("c", 3, 1), ("d", 1, 1)])
 
 
 # What the catalog and storage change: the record committed through the REST catalog (table
