@@ -193,6 +193,12 @@ class TestMaterializedViews:
 
     def test_5_on_configuration_change(self, project):
         recorded = properties(project, "totals")
+        # A malformed threshold fails the node before anything is read or written.
+        malformed = "{totals_freshness: {warn_after: {count: 1}}}"
+        _, out = run_dbt_and_capture(
+            ["run", "-s", "totals", "--vars", malformed], expect_pass=False
+        )
+        assert "materialized_view model 'totals': mv_freshness takes warn_after" in output_text(out)
         changed = "{totals_partition: customer, on_change: fail}"
         _, out = run_dbt_and_capture(["run", "-s", "totals", "--vars", changed], expect_pass=False)
         assert "`on_configuration_change` was set to `fail`" in output_text(out)

@@ -6,8 +6,10 @@ own rule; then `mv status --check`'s exit rule (cli/mv.py)."""
 from __future__ import annotations
 
 import pytest
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.cli.mv import check_failed, render_status
+from dbt.adapters.lakehouse.mv.adapter import check_freshness
 from dbt.adapters.lakehouse.mv.freshness import describe, duration, judge, parse, refreshed_ms
 from dbt.adapters.lakehouse.mv.state import Recorded, UpstreamStatus
 
@@ -106,3 +108,10 @@ def test_durations() -> None:
         "13h 2m",
         "2d 3h",
     ]
+
+
+def test_a_malformed_threshold_fails_the_run() -> None:
+    assert check_freshness(WARN_12H_ERROR_1D, "totals") == ""
+    assert check_freshness(None, "totals") == ""
+    with pytest.raises(DbtRuntimeError, match="materialized_view model 'totals': mv_freshness"):
+        check_freshness({"warn_afer": {"count": 1, "period": "hour"}}, "totals")

@@ -225,6 +225,16 @@ def _view_names(adapter: LakehouseAdapter) -> set[tuple[str, str]]:
     }
 
 
+def check_freshness(value: Any, model: str) -> str:
+    """A materialized_view model's `mv_freshness`, refused when the run starts if malformed
+    (else a typo would surface only in `mv_status` or `mv status`, long after)."""
+    try:
+        freshness.parse(value)
+    except ValueError as exc:
+        raise DbtRuntimeError(f"materialized_view model '{model}': {exc}") from exc
+    return ""
+
+
 def _view_config(adapter: LakehouseAdapter, relation: Any) -> Any:
     """The config of the project's materialized_view model that builds `relation` (its
     `mv_freshness`), or None when no model of the project does."""

@@ -22,6 +22,7 @@
   {%- if contract_config and contract_config.enforced -%}
     {{ exceptions.raise_compiler_error("materialized_view model '" ~ model.name ~ "' enforces a contract, which materialized views do not support yet. Use materialized: table.") }}
   {%- endif -%}
+  {%- do adapter.mv_check_freshness(config.get('mv_freshness'), model.name) -%}
   {%- do lakehouse_maintenance_check() -%}
   {%- set found = lakehouse_mv_upstreams() -%}
   {%- set watched = {} -%}
