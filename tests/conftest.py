@@ -96,6 +96,7 @@ SLOW_FIRST = (
     "test_depot_forms.py",
     "test_gcs_depots.py",
     "test_audit.py",
+    "test_materialized_view_properties.py",
     "test_materialized_views.py",
     "test_materialized_view.py",
 )

@@ -48,6 +48,10 @@ class LakehouseConfig(AdapterConfig):
         {after_run: [compaction,
         snapshot_expiry], compaction: {target_file_size_mb: 128}}: `after_run` operations run
         after a successful build; the option mappings also serve `lakehouse_maintain`.
+    mv_freshness: `materialized_view` only. Freshness thresholds in a dbt source freshness's
+        shape, e.g. {warn_after: {count: 12, period: hour}, error_after: {count: 1, period:
+        day}}, judged by `lakehouse.mv_status` and `dbt-lakehouse mv status` (mv/freshness.py;
+        not dbt's model `freshness`, which is `build_after`).
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
@@ -61,3 +65,4 @@ class LakehouseConfig(AdapterConfig):
     latest_by: list[str] | str | None = None
     write_audit_publish: bool | None = None
     maintenance: dict[str, Any] | None = None
+    mv_freshness: dict[str, Any] | None = None

@@ -1,9 +1,10 @@
 """Materialized views: built from the model's SQL with their upstreams' snapshots recorded in
 table properties; a rerun with nothing moved is a no-op; any upstream write (insert, update,
 delete), a schema change, `--full-refresh` or a watched setting rebuilds them with rows equal to
-the query's, and appends under a row-by-row query are inserted alone; an audited run that is
-not published leaves them reading `main`; their status is readable from a model
-(`lakehouse.mv_status`) and the console (`dbt-lakehouse mv status`).
+the query's, and appends under a row-by-row query are inserted alone (under a GROUP BY of sums
+and counts: merged); an audited run that is not published leaves them reading `main`; their
+status, with freshness thresholds, is readable from a model (`lakehouse.mv_status`) and the
+console (`dbt-lakehouse mv status`).
 
 The upstream `orders` is written with plain Spark SQL (another engine's commits); `my_seed` and
 `my_materialized_view` are dbt-tests-adapter's own materialized-view fixtures
@@ -31,11 +32,14 @@ sources:
       - name: orders
 """
 
-# A filter, a projection and an aggregate over one source; partitioning and the reaction to a
-# changed setting are vars, so the steps below change them without editing the file.
+# A filter, a projection and an aggregate over one source; partitioning, the reaction to a
+# changed setting and the freshness thresholds are vars, so the steps below change them without
+# editing the file. Warned as soon as it is stale at all (past 0 minutes).
 TOTALS_SQL = """
 {{ config(materialized='materialized_view', partition_by=var('totals_partition', none),
-          on_configuration_change=var('on_change', 'apply')) }}
+          on_configuration_change=var('on_change', 'apply'),
+          mv_freshness=var('totals_freshness', {'warn_after': {'count': 0, 'period': 'minute'},
+                                                'error_after': {'count': 1, 'period': 'day'}})) }}
 select customer, sum(amount) as total, count(*) as orders
 from {{ source('raw', 'orders') }}
 where amount > 0
@@ -201,6 +205,12 @@ class TestMaterializedViews:
 
     def test_5_on_configuration_change(self, project):
         recorded = properties(project, "totals")
+        # A malformed threshold fails the node before anything is read or written.
+        malformed = "{totals_freshness: {warn_after: {count: 1}}}"
+        _, out = run_dbt_and_capture(
+            ["run", "-s", "totals", "--vars", malformed], expect_pass=False
+        )
+        assert "materialized_view model 'totals': mv_freshness takes warn_after" in output_text(out)
         changed = "{totals_partition: customer, on_change: fail}"
         _, out = run_dbt_and_capture(["run", "-s", "totals", "--vars", changed], expect_pass=False)
         assert "`on_configuration_change` was set to `fail`" in output_text(out)
@@ -235,43 +245,65 @@ class TestMaterializedViews:
     def test_7_status(self, project, capsys):
         orders = table(project, "orders")
         project.run_sql(f"insert into {orders} values (6, 'd', 1, null)")
-        project.run_sql(f"insert into {orders} values (7, 'd', 20, null)")
-        shown = run_dbt(
-            ["show", "--inline", "select * from {{ lakehouse.mv_status(ref('totals')) }}"]
-        )
+        project.run_sql(f"insert into {orders} values (7, 'a', 20, null)")
+        status_sql = "select * from {{ lakehouse.mv_status(ref('totals')) }}"
+        shown = run_dbt(["show", "--inline", status_sql])
         table_rows = shown.results[0].agate_table.rows
-        assert [(r["status"], r["snapshots_behind"]) for r in table_rows] == [("stale", 2)]
-        code = lakehouse_cli(
-            [
-                "mv",
-                "status",
-                "--check",
-                "--profiles-dir",
-                str(project.profiles_dir),
-                "--project-dir",
-                str(project.project_root),
-            ]
-        )
+        found = [(r["status"], r["snapshots_behind"], r["freshness"]) for r in table_rows]
+        assert found == [("stale", 2, "warn")]
+        where = ["--profiles-dir", str(project.profiles_dir)]
+        where += ["--project-dir", str(project.project_root)]
+        code = lakehouse_cli(["mv", "status", "--check", *where])
         out = capsys.readouterr().out
+        # big_orders sets no thresholds: stale fails --check, as it always did.
         assert code == 1, out
-        assert f"{project.database}.{project.test_schema}.totals: stale" in out
+        totals = f"{project.database}.{project.test_schema}.totals"
+        assert f"{totals}: stale, warn: stale for " in out
+        assert "over warn_after 0 minutes" in out
         assert "orders: moved 2 snapshots since" in out
         assert f"{project.database}.{project.test_schema}.my_materialized_view: fresh" in out
-        # Two appends upstream: the row-by-row views insert the query over them alone, the
-        # join's unchanged side (labels) read whole.
+        # Past warn_after only: a warning and exit 0 (as dbt source freshness), unless
+        # --warn-error.
+        assert lakehouse_cli(["mv", "status", totals, "--check", *where]) == 0
+        assert f"warning: stale past warn_after: {totals}" in capsys.readouterr().out
+        assert lakehouse_cli(["mv", "status", totals, "--check", "--warn-error", *where]) == 1
+        # Past error_after: the show's parse writes the manifest the CLI reads thresholds from.
+        errors = "{totals_freshness: {error_after: {count: 0, period: minute}}}"
+        shown = run_dbt(["show", "--inline", status_sql, "--vars", errors])
+        assert [r["freshness"] for r in shown.results[0].agate_table.rows] == ["error"]
+        capsys.readouterr()
+        assert lakehouse_cli(["mv", "status", totals, "--check", *where]) == 1
+        assert "over error_after 0 minutes" in capsys.readouterr().out
+        # Two appends upstream: the row-by-row views insert the query over them alone (the
+        # join's unchanged side, labels, read whole); the aggregate (its partitioning as last
+        # built, so no setting changed) merges the aggregate over them: group a combined, group
+        # d new.
         before = snapshot_count(project, "big_orders")
-        results, out = run_dbt_and_capture(["--debug", "run", "-s", "big_orders", "order_labels"])
+        results, out = run_dbt_and_capture(
+            [
+                "--debug",
+                "run",
+                "-s",
+                "big_orders",
+                "order_labels",
+                "totals",
+                "--vars",
+                "{totals_partition: customer}",
+            ]
+        )
         codes = {r.node.name: r.adapter_response["code"] for r in results.results}
-        assert codes == {"big_orders": "INSERT", "order_labels": "INSERT"}, [
+        assert codes == {"big_orders": "INSERT", "order_labels": "INSERT", "totals": "MERGE"}, [
             line for line in output_text(out).splitlines() if "materialized view" in line
         ]
         assert snapshot_count(project, "big_orders") == before + 1
         expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
-        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "D", 200)])
+        expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "A", 200)])
+        expect(rows(project, "totals"), compiled_rows(project, "totals"))
+        expect(rows(project, "totals"), [("a", 80, 3), ("c", 3, 1), ("d", 1, 1)])
         expect(rows(project, "order_labels"), compiled_rows(project, "order_labels"))
         expect(
             rows(project, "order_labels"),
-            [(1, 10, "Ann"), (2, 50, "Ann"), (5, -1, "Bo"), (6, 1, "Di"), (7, 20, "Di")],
+            [(1, 10, "Ann"), (2, 50, "Ann"), (5, -1, "Bo"), (6, 1, "Di"), (7, 20, "Ann")],
         )
 
 

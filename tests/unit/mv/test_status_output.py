@@ -43,4 +43,4 @@ def test_views_of_the_manifest(tmp_path: Path) -> None:
     }
     (tmp_path / "target").mkdir()
     (tmp_path / "target" / "manifest.json").write_text(json.dumps({"nodes": nodes}))
-    assert manifest_views(tmp_path) == ["`c`.`s`.`v`"]
+    assert manifest_views(tmp_path) == {"`c`.`s`.`v`": nodes["model.p.v"]["config"]}

@@ -4,11 +4,13 @@ properties and its upstreams' metadata (no dbt run, no data read)."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.lakehouse.mv import freshness
 from dbt.adapters.lakehouse.mv.state import Recorded, UpstreamStatus
 
 
@@ -23,7 +25,15 @@ def add_commands(commands: Any, profile_options: Any) -> None:
         "the project's target/manifest.json",
     )
     mv.add_argument("--project-dir", help="the dbt project (default: the current folder)")
-    mv.add_argument("--check", action="store_true", help="exit 1 when any view is stale")
+    mv.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a view is stale past its mv_freshness error_after, or stale and sets "
+        "no mv_freshness; past warn_after only: a warning, exit 0 (as dbt source freshness)",
+    )
+    mv.add_argument(
+        "--warn-error", action="store_true", help="with --check: exit 1 past warn_after too"
+    )
     profile_options(mv)
     mv.set_defaults(run=_status)
 
@@ -41,26 +51,50 @@ def describe_upstream(status: UpstreamStatus) -> str:
     )
 
 
-def render_status(table: str, record: Recorded, statuses: Sequence[UpstreamStatus]) -> str:
-    """A view's line, `fresh`/`stale` and when it was refreshed, then one line per upstream."""
+def render_status(
+    table: str,
+    record: Recorded,
+    statuses: Sequence[UpstreamStatus],
+    judged: freshness.Freshness | None = None,
+) -> str:
+    """A view's line, `fresh`/`stale` (with its thresholds' verdict when it sets
+    mv_freshness) and when it was refreshed, then one line per upstream."""
     if not record.is_view:
         return f"{table}: not a materialized view (no lakehouse.mv.sql_hash property)"
     state = "fresh" if all(s.fresh for s in statuses) else "stale"
+    if judged is not None and judged.level and judged.stale_since_ms is not None:
+        state = f"stale, {freshness.describe(judged)}"
     lines = [f"{table}: {state} (refreshed {record.refreshed_at or 'at an unknown time'})"]
     lines.extend(f"  {describe_upstream(s)}" for s in statuses)
     return "\n".join(lines)
 
 
-def manifest_views(project_dir: Path) -> list[str]:
-    """The relation names of the project's materialized_view models, from its last parse."""
+def manifest_views(project_dir: Path) -> dict[str, dict[str, Any]]:
+    """The relation names of the project's materialized_view models, from its last parse,
+    each with its config (its mv_freshness thresholds)."""
     path = project_dir / "target" / "manifest.json"
     document = json.loads(path.read_text())
-    return sorted(
-        str(node["relation_name"])
-        for node in document.get("nodes", {}).values()
+    return {
+        str(node["relation_name"]): node.get("config") or {}
+        for node in sorted(document.get("nodes", {}).values(), key=lambda n: str(n.get("name")))
         if (node.get("config") or {}).get("materialized") == "materialized_view"
         and node.get("relation_name")
-    )
+    }
+
+
+def check_failed(
+    record: Recorded,
+    statuses: Sequence[UpstreamStatus],
+    judged: freshness.Freshness,
+    warn_error: bool,
+) -> bool:
+    """Whether `--check` fails on this view: no view at all, past error_after (or warn_after
+    under --warn-error), or stale with no thresholds set."""
+    if not record.is_view:
+        return True
+    if judged.level is None:
+        return not all(s.fresh for s in statuses)
+    return judged.level == "error" or (warn_error and judged.level == "warn")
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -75,9 +109,13 @@ def _status(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     resolved, chosen = loaded
+    project = Path(args.project_dir or ".")
+    database = chosen.credentials.database
     try:
-        names = args.tables or manifest_views(Path(args.project_dir or "."))
-        tables = [_parts(table_name(n, chosen.credentials.database)) for n in names]
+        views = manifest_views(project) if not args.tables else _optional_manifest(project)
+        configs = {_key(_parts(table_name(n, database))): c for n, c in views.items()}
+        tables = [_parts(table_name(n, database)) for n in (args.tables or views)]
+        thresholds = {t: freshness.of_config(configs.get(_key(t))) for t in tables}
     except (OSError, ValueError) as exc:
         return fail("mv status", f"{exc} (name the views, or run `dbt parse` first)")
     if not tables:
@@ -93,7 +131,9 @@ def _status(args: argparse.Namespace) -> int:
     def query(sql: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in spark.sql(sql).collect()]
 
-    stale = False
+    failed = False
+    warned: list[str] = []
+    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     for parts in tables:
         table = TableName(*parts)
         try:
@@ -101,9 +141,26 @@ def _status(args: argparse.Namespace) -> int:
         except Exception as exc:
             text = scrub(" ".join(str(exc).split())[:300], resolved.secret_values())
             return fail("mv status", f"reading {table} failed: {text}")
-        stale = stale or not record.is_view or not all(s.fresh for s in statuses)
-        print(render_status(str(table), record, statuses))
-    return 1 if args.check and stale else 0
+        judged = freshness.judge(thresholds[parts], statuses, record.refreshed_at, now_ms)
+        failed = check_failed(record, statuses, judged, args.warn_error) or failed
+        if judged.level == "warn":
+            warned.append(str(table))
+        print(render_status(str(table), record, statuses, judged))
+    if args.check and warned and not failed:
+        print(f"warning: stale past warn_after: {', '.join(warned)} (exit 0; --warn-error fails)")
+    return 1 if args.check and failed else 0
+
+
+def _key(parts: tuple[str, str, str]) -> tuple[str, ...]:
+    return tuple(p.lower() for p in parts)
+
+
+def _optional_manifest(project: Path) -> dict[str, dict[str, Any]]:
+    # Named views take their thresholds from the project when it was parsed, else have none.
+    try:
+        return manifest_views(project)
+    except (OSError, ValueError):
+        return {}
 
 
 def _parts(quoted: str) -> tuple[str, str, str]:

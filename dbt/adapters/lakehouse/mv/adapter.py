@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-from dbt.adapters.lakehouse.mv import incremental, reading
+from dbt.adapters.lakehouse.mv import freshness, incremental, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
@@ -84,12 +84,14 @@ def refresh_plan(
         plan = _configuration_change(plan, mode, str(relation))
     extra: dict[str, str] = {}
     if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
-        found = _appended(adapter, plan.appendable, upstreams, record, states, sql, node_id)
+        found = _appended(
+            adapter, plan.appendable, upstreams, record, states, sql, node_id, relation
+        )
         if isinstance(found, str):
             plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))
         else:
-            extra = found
-            plan = RefreshPlan("append", (*plan.reasons, "every commit since was an append"))
+            extra = {"sql": found["sql"], "view": found["view"]}
+            plan = RefreshPlan(found["kind"], (*plan.reasons, "every commit since was an append"))
     refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
@@ -110,16 +112,21 @@ def _appended(
     states: list[UpstreamState],
     sql: str,
     node_id: str,
+    target: Any,
 ) -> dict[str, str] | str:
-    """{sql, view} of an incremental refresh when incremental.py proves it exact, else why
-    not."""
+    """{kind, sql, view} of an incremental refresh (`append`: rows to insert; `merge`: the
+    MERGE statement) when incremental.py proves it exact, else why not."""
     upstream = next(u for u in upstreams if str(TableName.of(u)) == name)
     start, end = record.upstreams[name], next(s.snapshot_id for s in states if s.name == name)
     if start is None or end is None:
         return f"{name} had no snapshot"
     unchanged = {s.name for s in states if s.name != name}
-    found = incremental.appended_rows_sql(adapter, sql, upstream, start, end, node_id, unchanged)
-    return found if isinstance(found, str) else {"sql": found[0], "view": found[1]}
+    found = incremental.appended_rows_sql(
+        adapter, sql, upstream, start, end, node_id, str(target), unchanged
+    )
+    return (
+        found if isinstance(found, str) else {"kind": found[0], "sql": found[1], "view": found[2]}
+    )
 
 
 def _invocation_id() -> str:
@@ -221,6 +228,30 @@ def _view_names(adapter: LakehouseAdapter) -> set[tuple[str, str]]:
     }
 
 
+def check_freshness(value: Any, model: str) -> str:
+    """A materialized_view model's `mv_freshness`, refused when the run starts if malformed
+    (else a typo would surface only in `mv_status` or `mv status`, long after)."""
+    try:
+        freshness.parse(value)
+    except ValueError as exc:
+        raise DbtRuntimeError(f"materialized_view model '{model}': {exc}") from exc
+    return ""
+
+
+def _view_config(adapter: LakehouseAdapter, relation: Any) -> Any:
+    """The config of the project's materialized_view model that builds `relation` (its
+    `mv_freshness`), or None when no model of the project does."""
+    nodes = getattr(adapter.get_macro_resolver(), "nodes", None) or {}
+    key = (str(relation.schema).lower(), str(relation.identifier).lower())
+    for node in nodes.values():
+        config = getattr(node, "config", None)
+        if getattr(config, "materialized", None) != MATERIALIZED:
+            continue
+        if (str(node.schema).lower(), str(node.alias or node.name).lower()) == key:
+            return config
+    return None
+
+
 STATUS_COLUMNS = (
     "upstream",
     "status",
@@ -230,6 +261,7 @@ STATUS_COLUMNS = (
     "moved_since",
     "note",
     "refreshed_at",
+    "freshness",
 )
 
 
@@ -254,8 +286,15 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
         )
     if not statuses:
         return empty
+    try:
+        threshold = freshness.of_config(_view_config(adapter, relation))
+    except ValueError as exc:
+        raise DbtRuntimeError(f"lakehouse.mv_status: {table}: {exc}") from exc
+    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     rows = []
     for s in statuses:
+        # Each upstream judged alone: the view's own level is the worst of its rows.
+        judged = freshness.judge(threshold, [s], record.refreshed_at, now_ms)
         values = (
             s.name,
             "fresh" if s.fresh else "stale",
@@ -265,6 +304,7 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
             s.since,
             s.note or None,
             record.refreshed_at,
+            judged.level,
         )
         rows.append(
             "("

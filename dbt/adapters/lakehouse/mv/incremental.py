@@ -1,13 +1,15 @@
 """An incremental refresh where it is exact: a view whose query is filters, projections and inner
-joins over its upstream tables, one of which moved, all of whose commits since the recorded
-snapshot are appends, while every other upstream stayed where it was.
+joins over its upstream tables (or a GROUP BY over filters and projections of one upstream that
+aggregate.py can combine), one of which moved, all of whose commits since the recorded snapshot
+are appends, while every other upstream stayed where it was.
 
 Such a query distributes over a union of the moved table's rows: q(old ∪ new) = q(old) ∪
 q(new), an inner join included, (A ∪ ΔA) ⋈ B = (A ⋈ B) ∪ (ΔA ⋈ B), as long as the moved table
 is read once (a self-join is not linear in it). So when every snapshot of the upstream's `main`
 after the recorded one is an `append` (only data files added, none removed: no update, delete
 or overwrite), the view's new rows are the query with the moved table replaced by the appended
-rows alone, read with Iceberg's incremental append scan. Anything else (an aggregate, an outer,
+rows alone, read with Iceberg's incremental append scan (the aggregate over them is merged
+instead: aggregate.py). Anything else (another aggregate, an aggregate over a join, an outer,
 semi or anti join, DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression,
 time travel, a table read that is not a tracked upstream, another operation upstream, an
 expired snapshot, Spark Connect) rebuilds the view instead.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.history import line_of
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv import aggregate
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -68,14 +71,13 @@ def linear_leaves(leaves: list[str], moved: str, unchanged: set[str]) -> bool:
     )
 
 
-def row_by_row(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -> bool:
-    """Whether the query's analyzed plan (analysis only: no Spark job) is deterministic
-    filters, projections and inner joins over the moved upstream, read once, and upstreams
-    that did not move."""
-    jvm = spark._jvm
-    subqueries = jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression
+def row_by_row(spark: Any, plan: Any, upstream: TableName, unchanged: set[str]) -> bool:
+    """Whether an analyzed plan (analysis only: no Spark job) is deterministic filters,
+    projections and inner joins over the moved upstream, read once, and upstreams that did not
+    move (`unchanged`)."""
+    subqueries = spark._jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression
     leaves: list[Any] = []
-    pending = [spark.sql(sql)._jdf.queryExecution().analyzed()]
+    pending = [plan]
     while pending:
         node = pending.pop()
         kind = str(node.getClass().getSimpleName())
@@ -86,8 +88,10 @@ def row_by_row(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -
         if kind == JOIN:
             if str(node.joinType()) != INNER:
                 return False
-        elif kind not in ROW_BY_ROW:
+        elif kind not in ROW_BY_ROW and not (kind == "Aggregate" and node is plan):
             return False
+        # An aggregate at the root (aggregate.py checks its functions) has its expressions
+        # checked here too: deterministic, no subquery.
         expressions = node.expressions()
         for i in range(expressions.size()):
             expression = expressions.apply(i)
@@ -97,6 +101,27 @@ def row_by_row(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -
     return linear_leaves([str(leaf.name()) for leaf in leaves], str(upstream), unchanged)
 
 
+def shape(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -> tuple[str, Any] | str:
+    """("append", None) for filters, projections and inner joins reading `upstream` once
+    beside `unchanged` upstreams, ("merge", the aggregate's columns) for an aggregate.py GROUP
+    BY over filters and projections of `upstream` alone; else why neither."""
+    plan = spark.sql(sql)._jdf.queryExecution().analyzed()
+    if str(plan.getClass().getSimpleName()) != "Aggregate":
+        if row_by_row(spark, plan, upstream, unchanged):
+            return "append", None
+        return (
+            f"the query is not filters, projections and inner joins reading {upstream} once "
+            "and otherwise only upstreams that did not move"
+        )
+    found = aggregate.aggregate_columns(plan)
+    if isinstance(found, str):
+        return f"the GROUP BY does not combine over appended rows: {found}"
+    # Over one upstream only: a GROUP BY over a join would combine too, but is not tested.
+    if not row_by_row(spark, plan, upstream, set()):
+        return f"the GROUP BY is not over filters and projections of {upstream} alone"
+    return "merge", found[0]
+
+
 def appended_rows_sql(
     adapter: LakehouseAdapter,
     sql: str,
@@ -104,11 +129,13 @@ def appended_rows_sql(
     recorded: int,
     head: int,
     node_id: str,
+    target: str,
     unchanged: set[str],
-) -> tuple[str, str] | str:
-    """(the query over the upstream's rows appended after `recorded` up to `head`, the
-    temporary view holding them), or why the refresh cannot be incremental. `unchanged`: the
-    other upstreams, none of which moved."""
+) -> tuple[str, str, str] | str:
+    """(`append` or `merge`, the statement's SQL: the query over the upstream's rows appended
+    after `recorded` up to `head` to insert, or the MERGE of it into `target`; the temporary
+    view holding those rows), or why the refresh cannot be incremental. `unchanged`: the other
+    upstreams, none of which moved."""
     table = TableName.of(upstream)
     found = adapter._metadata_rows(
         f"select snapshot_id, parent_id, operation from {table.sql_name}.snapshots"
@@ -123,15 +150,16 @@ def appended_rows_sql(
     with adapter._spark_session(f"read the rows appended to {table}") as spark:
         if runtime.is_connect(spark):
             return "Spark Connect has no query plan to check"
-        if not row_by_row(spark, sql, table, unchanged):
-            return (
-                f"the query is not filters, projections and inner joins reading {table} once "
-                "and otherwise only upstreams that did not move"
-            )
+        shaped = shape(spark, sql, table, unchanged)
+        if isinstance(shaped, str):
+            return shaped
         appended = (
             spark.read.option("start-snapshot-id", str(recorded))
             .option("end-snapshot-id", str(head))
             .table(table.sql_name)
         )
         appended.createOrReplaceTempView(view)
-    return query, view
+    kind, columns = shaped
+    if kind == "merge":
+        return kind, aggregate.merge_sql(target, columns, query), view
+    return kind, query, view

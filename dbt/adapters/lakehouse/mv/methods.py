@@ -48,3 +48,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
     def mv_status_sql(self: LakehouseAdapter, relation: Any, execute: bool) -> str:
         """`lakehouse.mv_status(ref(...))`: the view's freshness per upstream, as a subquery."""
         return mv.status_sql(self, relation, execute)
+
+    @available
+    def mv_check_freshness(self: LakehouseAdapter, value: Any, model: str) -> str:
+        """Fail the node when its `mv_freshness` is malformed (mv/freshness.py)."""
+        return mv.check_freshness(value, model)

@@ -86,8 +86,9 @@ def view_status(query: Query, table: TableName) -> tuple[Recorded, list[Upstream
             f"from {upstream.sql_name}.snapshots"
         )
         parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in history}
-        committed = {int(r[0]): format_millis(int(r[2])) for r in history}
-        status = upstream_status(name, snapshot, now.snapshot_id, parents, committed)
+        millis = {int(r[0]): int(r[2]) for r in history}
+        committed = {snapshot: format_millis(ms) for snapshot, ms in millis.items()}
+        status = upstream_status(name, snapshot, now.snapshot_id, parents, committed, millis)
         if status.fresh and record.schemas.get(name) != now.schema:
             status = UpstreamStatus(
                 name, snapshot, now.snapshot_id, 0, None, "its schema changed since the build"

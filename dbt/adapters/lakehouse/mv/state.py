@@ -239,6 +239,7 @@ class UpstreamStatus:
     behind: int | None
     since: str | None
     note: str = ""
+    since_ms: int | None = None  # `since` in epoch milliseconds, for freshness thresholds
 
     @property
     def fresh(self) -> bool:
@@ -251,8 +252,10 @@ def upstream_status(
     current: int | None,
     parents: Mapping[int, int | None],
     committed: Mapping[int, str],
+    committed_ms: Mapping[int, int] | None = None,
 ) -> UpstreamStatus:
-    """How far `main` of an upstream moved past the snapshot a view recorded."""
+    """How far `main` of an upstream moved past the snapshot a view recorded (`committed`:
+    when each snapshot was committed, as shown; `committed_ms`: the same in milliseconds)."""
     if recorded == current:
         return UpstreamStatus(name, recorded, current, 0, None)
     if recorded is not None and recorded not in parents:
@@ -266,6 +269,12 @@ def upstream_status(
         if snapshot == recorded:
             break
         newer.append(snapshot)
+    first = newer[-1] if newer else None
     return UpstreamStatus(
-        name, recorded, current, len(newer), committed.get(newer[-1]) if newer else None
+        name,
+        recorded,
+        current,
+        len(newer),
+        None if first is None else committed.get(first),
+        since_ms=None if first is None else (committed_ms or {}).get(first),
     )

@@ -8,6 +8,8 @@
         the table does not hold);
       - append: filters and projections over one upstream that only appended since: the
         query over the appended rows is inserted, then the record (same order);
+      - merge: a GROUP BY of sum/count/min/max over the same: the aggregate over the
+        appended rows is merged into the view (one commit), then the record;
       - skip: an audited run (its upstreams' rows are on its branch, not main). -#}
   {%- set identifier = model['alias'] -%}
   {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -20,6 +22,7 @@
   {%- if contract_config and contract_config.enforced -%}
     {{ exceptions.raise_compiler_error("materialized_view model '" ~ model.name ~ "' enforces a contract, which materialized views do not support yet. Use materialized: table.") }}
   {%- endif -%}
+  {%- do adapter.mv_check_freshness(config.get('mv_freshness'), model.name) -%}
   {%- do lakehouse_maintenance_check() -%}
   {%- set found = lakehouse_mv_upstreams() -%}
   {%- set watched = {} -%}
@@ -41,11 +44,17 @@
     {%- if existing is not none and existing.is_view -%}
       {{ adapter.drop_relation(existing) }}
     {%- endif -%}
-    {%- if plan['action'] in ('overwrite', 'append') -%}
+    {%- if plan['action'] in ('overwrite', 'append', 'merge') -%}
       {%- if plan['action'] == 'append' -%}
         {#- The query over the upstream's appended rows only (mv/incremental.py). -#}
         {%- call statement('main') -%}
           insert into {{ target_relation }}
+          {{ plan['sql'] }}
+        {%- endcall -%}
+        {%- do adapter.drop_temp_view(plan['view']) -%}
+      {%- elif plan['action'] == 'merge' -%}
+        {#- The GROUP BY over the appended rows, merged group by group (mv/aggregate.py). -#}
+        {%- call statement('main') -%}
           {{ plan['sql'] }}
         {%- endcall -%}
         {%- do adapter.drop_temp_view(plan['view']) -%}
@@ -88,7 +97,7 @@
   {%- if plan['action'] not in ('noop', 'skip') -%}
     {% do lakehouse_maintenance_after_run(target_relation) %}
   {%- endif -%}
-  {%- set codes = {'noop': 'NO CHANGE', 'skip': 'SKIP AUDITED', 'overwrite': 'OVERWRITE', 'append': 'INSERT',
+  {%- set codes = {'noop': 'NO CHANGE', 'skip': 'SKIP AUDITED', 'overwrite': 'OVERWRITE', 'append': 'INSERT', 'merge': 'MERGE',
                    'rebuild': 'REFRESH', 'create': 'CREATE'} -%}
   {% do lakehouse_report_node(codes[plan['action']]) %}
   {{ return({'relations': [target_relation]}) }}
