@@ -175,7 +175,12 @@ SHAPES = (
     ("select k, sum(cast(v as double)) as s from {t} group by k", "float or double"),
     ("select count(*) as n from {t}", "global aggregate"),
     ("select sum(v) as s from {t} group by k", "key is not among the columns"),
-    ("select k, sum(v) as s from {t} group by k having sum(v) > 1", "not filters and proj"),
+    ("select k, sum(v) as s from {t} group by k having sum(v) > 1", "is not filters, proj"),
+    # Inner joins with an upstream that did not move ({d}) are linear in {t}; other joins not.
+    ("select s.id, d.label from {t} s join {d} d on s.k = d.k where s.v > 1", "append"),
+    ("select s.id, d.label from {t} s left join {d} d on s.k = d.k", "is not filters, proj"),
+    ("select a.id from {t} a join {t} b on a.id = b.id", "reading"),
+    ("select s.k, sum(s.v) as n from {t} s join {d} d on s.k = d.k group by s.k", "not over"),
     ("select k, sum(v) as s from {t} where rand() > 0.5 group by k", "not over filters"),
     ("select k, count(*) as n from {t} group by rollup(k)", "does not combine"),
 )
@@ -195,10 +200,16 @@ class TestMaterializedViewHistories:
     def test_1_shapes_from_the_analyzed_plan(self, project):
         name = table(project, "shapes")
         project.run_sql(f"create table {name} (id int, k string, v int) using iceberg")
+        dims = table(project, "shape_dims")
+        project.run_sql(f"create table {dims} (k string, label string) using iceberg")
         upstream = TableName(project.database, project.test_schema, "shapes")
+        unchanged = {str(TableName(project.database, project.test_schema, "shape_dims"))}
         adapter = project.adapter
         with adapter.connection_named("__test"), adapter._spark_session("shapes") as spark:
-            found = {sql: shape(spark, sql.format(t=name), upstream) for sql, _ in SHAPES}
+            found = {
+                sql: shape(spark, sql.format(t=name, d=dims), upstream, unchanged)
+                for sql, _ in SHAPES
+            }
         for sql, expected in SHAPES:
             got = found[sql]
             if expected in ("append", "merge"):
