@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: its backport
+    import tomli as tomllib
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

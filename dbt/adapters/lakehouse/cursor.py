@@ -318,7 +318,7 @@ def latest_snapshot(spark: Any, table: str) -> str | None:
         )
         if key in summary
     )
-    committed = dt.datetime.fromtimestamp(row["committed_millis"] / 1000, dt.UTC)
+    committed = dt.datetime.fromtimestamp(row["committed_millis"] / 1000, dt.timezone.utc)
     when = committed.strftime("%Y-%m-%d %H:%M:%S")
     return (
         f"snapshot {row['snapshot_id']} ({row['operation']}, committed {when} UTC"

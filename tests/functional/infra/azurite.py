@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +115,8 @@ class AzuriteServer:
             self.container,
             account_key=self.key,
             permission=ContainerSasPermissions.from_string(permission),
-            start=datetime.now(UTC) - timedelta(minutes=5),
-            expiry=datetime.now(UTC) + timedelta(seconds=expires_in_s),
+            start=datetime.now(timezone.utc) - timedelta(minutes=5),
+            expiry=datetime.now(timezone.utc) + timedelta(seconds=expires_in_s),
         )
 
     def start(self) -> AzuriteServer:

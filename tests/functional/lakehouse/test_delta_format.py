@@ -45,7 +45,7 @@ MAINTENANCE = {
         "snapshot_expiry": {"retain_days": 0, "retain_last": 1},
     }
 }
-UTC = dt.UTC
+UTC = dt.timezone.utc
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 # ---- reading a table three ways ----------------------------------------------------------------

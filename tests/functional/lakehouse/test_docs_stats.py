@@ -55,7 +55,7 @@ sources:
 
 def _commit_time(text: str) -> int:
     """The catalog's `last_modified` value as epoch milliseconds."""
-    at = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=dt.UTC)
+    at = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=dt.timezone.utc)
     return round(at.timestamp() * 1000)
 
 

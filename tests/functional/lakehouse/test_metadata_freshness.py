@@ -38,7 +38,7 @@ def _freshness(project, *select: str) -> dict[str, dict]:
 
 
 def _at(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=dt.UTC)
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=dt.timezone.utc)
 
 
 def _committed_at(project, name: str) -> dt.datetime:
@@ -49,7 +49,7 @@ def _committed_at(project, name: str) -> dt.datetime:
         f"where snapshot_id = {snapshot_id}",
         fetch="one",
     )[0]
-    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=millis)
+    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=millis)
 
 
 def _statements_of_last_run(logs_dir: str, node: str) -> list[str]:
@@ -80,7 +80,9 @@ class TestMetadataFreshness:
         assert first["landing"]["status"] == "pass"
         assert _statements_of_last_run(logs_dir, "source.test.raw.landing") == []
         # loaded_at_field: max() of the column, as before.
-        assert _at(first["stamped"]["max_loaded_at"]) == dt.datetime(2024, 5, 2, 8, tzinfo=dt.UTC)
+        assert _at(first["stamped"]["max_loaded_at"]) == dt.datetime(
+            2024, 5, 2, 8, tzinfo=dt.timezone.utc
+        )
         assert first["stamped"]["status"] == "warn"
 
         # A read and a second check commit nothing: the same time.

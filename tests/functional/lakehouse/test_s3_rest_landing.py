@@ -46,7 +46,7 @@ select cast(4 as bigint), 'delta', cast('2024-01-04 09:00:00' as timestamp), cas
 {% endif %}
 """
 
-UTC = dt.UTC
+UTC = dt.timezone.utc
 EXPECTED_MERGED = [
     (1, "alpha", dt.datetime(2024, 1, 1, 10, 0, tzinfo=UTC), 10),
     (2, "beta-updated", dt.datetime(2024, 1, 2, 11, 30, tzinfo=UTC), 25),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
@@ -28,7 +28,7 @@ def test_unpublished_message_names_the_branch_failures_and_both_commands() -> No
 
 
 def head(snapshot_id: int, second: int) -> Head:
-    return Head(snapshot_id, datetime(2026, 11, 1, 0, 0, second, tzinfo=UTC))
+    return Head(snapshot_id, datetime(2026, 11, 1, 0, 0, second, tzinfo=timezone.utc))
 
 
 def test_a_moved_main_stops_the_publish_before_anything_moves() -> None:

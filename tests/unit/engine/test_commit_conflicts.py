@@ -54,7 +54,9 @@ MERGE = "/* dbt */ merge into `lakehouse`.`s`.`orders` as t using src on t.id = 
 SNAPSHOT = Row(
     snapshot_id=222,
     operation="overwrite",
-    committed_millis=int(dt.datetime(2026, 11, 23, 4, 5, 6, tzinfo=dt.UTC).timestamp() * 1000),
+    committed_millis=int(
+        dt.datetime(2026, 11, 23, 4, 5, 6, tzinfo=dt.timezone.utc).timestamp() * 1000
+    ),
     summary={"added-records": "10", "deleted-records": "2", "total-records": "108"},
 )
 

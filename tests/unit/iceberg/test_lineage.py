@@ -128,7 +128,7 @@ def test_adapter_response_carries_the_snapshot_id() -> None:
 
 # --- history -------------------------------------------------------------------------------
 def _commit(when: str, snapshot_id: int, parent: int | None, operation: str, **summary) -> Commit:
-    at = dt.datetime.fromisoformat(when).replace(tzinfo=dt.UTC)
+    at = dt.datetime.fromisoformat(when).replace(tzinfo=dt.timezone.utc)
     return Commit(at, snapshot_id, parent, operation, summary)
 
 

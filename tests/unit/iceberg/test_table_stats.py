@@ -44,7 +44,7 @@ def _stats(**overrides):
 
 def test_commit_time_is_utc_with_milliseconds():
     at = committed_at(MILLIS)
-    assert at == dt.datetime(2026, 11, 23, 10, 15, 30, 123000, tzinfo=dt.UTC)
+    assert at == dt.datetime(2026, 11, 23, 10, 15, 30, 123000, tzinfo=dt.timezone.utc)
     assert format_commit_time(at) == "2026-11-23 10:15:30.123 UTC"
 
 

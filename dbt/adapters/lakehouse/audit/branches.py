@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from dbt.adapters.lakehouse.audit.run import AuditError
@@ -37,7 +37,7 @@ def _head(snapshot: Any) -> Head | None:
     if snapshot is None:
         return None
     millis = snapshot.timestampMillis()
-    return Head(int(snapshot.snapshotId()), datetime.fromtimestamp(millis / 1000, UTC))
+    return Head(int(snapshot.snapshotId()), datetime.fromtimestamp(millis / 1000, timezone.utc))
 
 
 def branch_state(spark: Any, table: TableName, branch: str) -> BranchState | None:

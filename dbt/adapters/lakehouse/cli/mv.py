@@ -133,7 +133,7 @@ def _status(args: argparse.Namespace) -> int:
 
     failed = False
     warned: list[str] = []
-    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now_ms = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
     for parts in tables:
         table = TableName(*parts)
         try:

@@ -41,7 +41,9 @@ def _timestamp_text(micros: int, ceil: bool, utc: bool) -> str:
 
 def _ntz_micros(text: str) -> int:
     """Micros since the epoch of a timestamp_ntz as Spark casts it to string."""
-    moment = dt.datetime.fromisoformat(str(text).replace(" ", "T"))
+    whole, _, fraction = str(text).replace(" ", "T").partition(".")
+    # Spark drops trailing zeros of the fraction; Python 3.10's fromisoformat wants 3 or 6 digits.
+    moment = dt.datetime.fromisoformat(whole + (f".{fraction:0<6}" if fraction else ""))
     delta = moment - dt.datetime(1970, 1, 1)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 

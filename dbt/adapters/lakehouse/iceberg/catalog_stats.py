@@ -71,7 +71,7 @@ _PARTS = ("label", "value", "description", "include")
 
 
 def format_commit_time(at: dt.datetime) -> str:
-    return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return at.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def stat_values(stats: TableStats) -> dict[str, int | str | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.base.impl import FreshnessResponse
@@ -59,7 +59,7 @@ def metadata_freshness(adapter: LakehouseAdapter, source: BaseRelation) -> Fresh
             "table, or give the source a `loaded_at_field`."
         ) from exc
     # No snapshot yet: never loaded, which dbt counts as infinitely old.
-    return adapter._create_freshness_response(last_commit, datetime.now(UTC))
+    return adapter._create_freshness_response(last_commit, datetime.now(timezone.utc))
 
 
 @contextmanager

@@ -23,7 +23,7 @@ HEADER = (
     "dbt invocation",
     "dbt node",
 )
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _PART = r"`(?:[^`]|``)+`|[^.`\s]+"
 _NAME_PART = re.compile(r"`((?:[^`]|``)+)`|([^.`\s]+)")
 _NAME = re.compile(rf"(?:{_PART})(?:\.(?:{_PART}))*")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 
 def format_millis(millis: int) -> str:
-    moment = dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+    moment = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
     return f"{moment:%Y-%m-%d %H:%M:%S}.{millis % 1000:03d} UTC"
 
 

@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)

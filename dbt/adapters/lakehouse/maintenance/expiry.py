@@ -128,5 +128,5 @@ def plan_expiry(
 
 def timestamp_literal(millis: int) -> str:
     """A Spark TIMESTAMP literal in UTC (the adapter's session time zone)."""
-    moment = dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+    moment = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
     return f"TIMESTAMP '{moment:%Y-%m-%d %H:%M:%S}.{moment.microsecond // 1000:03d}'"

@@ -92,7 +92,7 @@ def refresh_plan(
         else:
             extra = {"sql": found["sql"], "view": found["view"]}
             plan = RefreshPlan(found["kind"], (*plan.reasons, "every commit since was an append"))
-    refreshed_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    refreshed_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
         properties[CONFIG_HASH] = record.config_hash  # continue: the old settings stay
@@ -290,7 +290,7 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
         threshold = freshness.of_config(_view_config(adapter, relation))
     except ValueError as exc:
         raise DbtRuntimeError(f"lakehouse.mv_status: {table}: {exc}") from exc
-    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now_ms = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
     rows = []
     for s in statuses:
         # Each upstream judged alone: the view's own level is the worst of its rows.

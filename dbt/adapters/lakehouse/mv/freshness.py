@@ -72,7 +72,7 @@ def refreshed_ms(refreshed_at: str | None) -> int | None:
         moment = dt.datetime.strptime(str(refreshed_at), "%Y-%m-%dT%H:%M:%S.%fZ")
     except ValueError:
         return None
-    return int(moment.replace(tzinfo=dt.UTC).timestamp() * 1000)
+    return int(moment.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
 
 
 def stale_since(statuses: Sequence[UpstreamStatus], refreshed_at: str | None) -> int | None:
