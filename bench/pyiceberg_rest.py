@@ -4,8 +4,9 @@ operation, cold and warm, and the whole command the three ways it can go.
 
 The servers are the test suite's own (tests/functional/infra/servers.py), on 127.0.0.1: a moto
 S3 server and the Iceberg REST catalog server (Iceberg's Java REST catalog on a JDBC store, the
-bearer token required). The sample's `orders` and what it needs (`dbt build -s +orders`, tests of it alone) is
-built into a depot on them, named in a depots file whose secrets come from the environment.
+bearer token required). The sample's `orders` and what it needs (`dbt build -s +orders`, with
+the tests of those alone) is built into a depot on them, named in a depots file whose secrets
+come from the environment.
 
 Then, as bench/pyiceberg_metadata.py does on the embedded lakehouse: in fresh processes each
 side resolves the profile and does the four metadata operations ("cold" the first, "warm" the
