@@ -135,15 +135,58 @@ def time_history(way: str, project: Path, env: dict[str, str], no_engines: Path)
 
 def measure(side: str, warehouse: Path, project: Path, env: dict[str, str]) -> dict:
     code = (JVM_SIDE if side == "jvm" else PYICEBERG_SIDE) + MEASURE
+    spark = SHARED_SPARK_CONF["spark.master"], SHARED_SPARK_CONF["spark.driver.memory"]
+    argv = [str(warehouse), SCHEMA, TABLE, str(project), *spark]
+    return run_figures(side, code, argv, project, env)
+
+
+def run_figures(side: str, code: str, argv: list[str], project: Path, env: dict[str, str]) -> dict:
+    """The FIGURES a side's script prints, run in a fresh process."""
     done = subprocess.run(
-        [sys.executable, "-c", code, str(warehouse), SCHEMA, TABLE, str(project),
-         SHARED_SPARK_CONF["spark.master"], SHARED_SPARK_CONF["spark.driver.memory"]],
+        [sys.executable, "-c", code, *argv],
         cwd=project, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     line = next((x for x in done.stdout.splitlines() if x.startswith("FIGURES ")), None)
     if line is None:
         raise SystemExit(f"{side} side failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     return dict(json.loads(line[len("FIGURES ") :]))
+
+
+WAYS = ("engine up: attach", "no engine up: pyiceberg", "JVM of its own (before)")
+
+
+def report(runs: dict[str, list[dict]], commands: dict[str, list[tuple]], rounds: int,
+           name: str) -> None:  # fmt: skip
+    """The per-operation table and the whole command's, with pyiceberg's ratios: cold against
+    a JVM of its own, warm (an engine up) against attaching to it."""
+
+    def med(side: str, pick) -> float:  # type: ignore[no-untyped-def]
+        return statistics.median(pick(r) for r in runs[side]) * 1000
+
+    print(f"`{name}`, medians of {rounds} fresh processes per side (ms)")
+    print("| operation | JVM cold | pyiceberg cold | JVM warm | pyiceberg warm |")
+    print("|---|---|---|---|---|")
+    ready = (med("jvm", lambda r: r["ready"]), med("pyiceberg", lambda r: r["ready"]))
+    print(
+        f"| before the first (attach / import + open) | {ready[0]:.0f} | {ready[1]:.0f} | - | - |"
+    )
+    for op in OPERATIONS:
+        cells = [
+            med(side, lambda r, op=op, i=i: r["ops"][op][i])
+            for i in (0, 1)
+            for side in ("jvm", "pyiceberg")
+        ]
+        print(f"| {op} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+    printed = {out for way in WAYS for _, out in commands[way]}
+    assert len(printed) == 1, f"the ways printed different tables:\n{printed}"
+    print(f"\n`dbt-lakehouse history {name}`, a fresh process each, medians of "
+          f"{rounds} (s); the three printed the same table")  # fmt: skip
+    print("| way | command | ratio to a JVM of its own | ratio to attach |")
+    print("|---|---|---|---|")
+    seconds = {way: statistics.median(s for s, _ in commands[way]) for way in WAYS}
+    for way in WAYS:
+        print(f"| {way} | {seconds[way]:.2f} | {seconds[way] / seconds[WAYS[2]]:.2f}x | "
+              f"{seconds[way] / seconds[WAYS[0]]:.2f}x |")  # fmt: skip
 
 
 def main() -> None:
@@ -161,44 +204,17 @@ def main() -> None:
     build = [DBT, "build", "--profiles-dir", str(project), "--project-dir", str(project)]
     subprocess.run(build, cwd=project, env=env, check=True, capture_output=True)
     runs: dict[str, list[dict]] = {"jvm": [], "pyiceberg": []}
-    ways = ("engine up: attach", "no engine up: pyiceberg", "JVM of its own (before)")
-    commands: dict[str, list[tuple]] = {way: [] for way in ways}
+    commands: dict[str, list[tuple]] = {way: [] for way in WAYS}
     try:
         for _ in range(args.rounds):
             for side in runs:  # alternating
                 runs[side].append(measure(side, warehouse, project, env))
-            for way in ways:
+            for way in WAYS:
                 commands[way].append(time_history(way, project, env, work / "no-engines"))
     finally:
         stop_engines(home)
 
-    def med(side: str, pick) -> float:  # type: ignore[no-untyped-def]
-        return statistics.median(pick(r) for r in runs[side]) * 1000
-
-    print(f"the sample's `{TABLE}`, medians of {args.rounds} fresh processes per side (ms)")
-    print("| operation | JVM cold | pyiceberg cold | JVM warm | pyiceberg warm |")
-    print("|---|---|---|---|---|")
-    ready = (med("jvm", lambda r: r["ready"]), med("pyiceberg", lambda r: r["ready"]))
-    print(
-        f"| before the first (attach / import + open) | {ready[0]:.0f} | {ready[1]:.0f} | - | - |"
-    )
-    for op in OPERATIONS:
-        cells = [
-            med(side, lambda r, op=op, i=i: r["ops"][op][i])
-            for i in (0, 1)
-            for side in ("jvm", "pyiceberg")
-        ]
-        print(f"| {op} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
-    printed = {out for way in ways for _, out in commands[way]}
-    assert len(printed) == 1, f"the ways printed different tables:\n{printed}"
-    print(f"\n`dbt-lakehouse history {SCHEMA}.{TABLE}`, a fresh process each, medians of "
-          f"{args.rounds} (s); the three printed the same table")  # fmt: skip
-    print("| way | command | ratio to before |")
-    print("|---|---|---|")
-    before = statistics.median(s for s, _ in commands[ways[2]])
-    for way in ways:
-        seconds = statistics.median(s for s, _ in commands[way])
-        print(f"| {way} | {seconds:.2f} | {seconds / before:.2f}x |")
+    report(runs, commands, args.rounds, f"{SCHEMA}.{TABLE}")
 
 
 if __name__ == "__main__":

@@ -182,9 +182,20 @@ class TestCommitLineage:
         assert printed[0][2] == str(current_snapshot(project, "lineage_merge"))
         assert printed[0][6] == "yes"  # the full refresh's snapshot is main's head
         assert printed[1][3:5] == ["overwrite", "+3/-3"]  # the rerun's MERGE updated 3 rows
-        if request.config.getoption("--profile") == "local":
-            # With no warm engine up (an engine home of its own), the embedded lakehouse's
-            # history is read by pyiceberg and no JVM starts: the same table, the same errors.
+        profile = request.config.getoption("--profile")
+        secrets: list[str] = []
+        if profile == "s3_rest":
+            secrets = [os.environ[v] for v in ("LAKEHOUSE_TEST_S3_SECRET_KEY",)]
+            secrets.append(os.environ["LAKEHOUSE_TEST_REST_TOKEN"])
+            assert not any(s in done.stdout + done.stderr for s in secrets)
+        if profile in ("local", "s3_rest"):
+            from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+
+            # `done` read through the warm engine this process's builds are on (same profile).
+            assert ENGINE.attachment is not None
+            # With no warm engine up (an engine home of its own), the embedded lakehouse's and
+            # the REST catalog's history are read by pyiceberg and no JVM starts: the same
+            # table, the same errors.
             no_engines = {"LAKEHOUSE_ENGINE_HOME": str(tmp_path)}
             read = history(project, "lineage_merge", "--limit", "0", env=no_engines)
             assert read.returncode == 0 and read.stdout == done.stdout, read.stderr
@@ -194,10 +205,8 @@ class TestCommitLineage:
                 "`no_such_table` does not exist (profile 'test', target 'default', "
             ), missing.stderr
             assert not [path for path in tmp_path.iterdir() if path.is_dir()]
-        if request.config.getoption("--profile") == "s3_rest":
-            secrets = [os.environ[v] for v in ("LAKEHOUSE_TEST_S3_SECRET_KEY",)]
-            secrets.append(os.environ["LAKEHOUSE_TEST_REST_TOKEN"])
-            assert not any(s in done.stdout + done.stderr for s in secrets)
+            printed = read.stdout + read.stderr + missing.stdout + missing.stderr
+            assert not any(s in printed for s in secrets)
 
     def test_history_of_a_missing_table_is_one_line(self, project: Any, capsys: Any) -> None:
         from dbt.adapters.lakehouse.cli.main import main

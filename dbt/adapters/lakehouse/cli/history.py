@@ -1,19 +1,22 @@
 """`dbt-lakehouse history`: a table's commits, newest first, with the dbt run and node behind each.
 
-On the embedded lakehouse with no warm engine up for the profile, the commits are read with
-pyiceberg from the catalog file and the table's metadata, with no JVM: a JVM's cold start is
-seconds, pyiceberg's open two (bench/pyiceberg_metadata.py). With an engine up, attaching to it
-is faster still, and every other catalog is read through Spark.
+With no warm engine up for the profile, the commits of a table in the embedded lakehouse or
+in a depot's Iceberg REST catalog are read with pyiceberg from the catalog and the table's
+metadata, with no JVM: a JVM's cold start is seconds, pyiceberg's open one or two
+(bench/pyiceberg_metadata.py, bench/pyiceberg_rest.py). With an engine up, attaching to it is
+faster still; every other catalog, and a REST depot pyiceberg would not open as the JVM does
+(iceberg/pyiceberg_rest.py), is read through Spark.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dbt.adapters.lakehouse.embedded.sqlite_catalog import EmbeddedCatalog
     from dbt.adapters.lakehouse.engine.spec import EngineSpec
+    from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile
 
 
 def add_commands(commands: Any, profile_options: Any) -> None:
@@ -50,9 +53,9 @@ def _history(args: argparse.Namespace) -> int:
     try:
         parts = name_parts(args.table, chosen.credentials.database)
         table = table_name(args.table, chosen.credentials.database)
-        embedded = _embedded_without_engine(resolved.spec, parts[0])
-        if embedded is not None:
-            commits, main_head = _read_with_pyiceberg(embedded, parts)
+        catalog = _pyiceberg_catalog(resolved, chosen.credentials.database, parts[0])
+        if catalog is not None:
+            commits, main_head = _read_with_pyiceberg(catalog, parts, table)
         else:
             commits, main_head = _read_with_spark(resolved, table)
     except _TableMissing:
@@ -70,32 +73,65 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedded_without_engine(spec: EngineSpec, catalog_name: str) -> EmbeddedCatalog | None:
-    """The embedded catalog holding the table, when no warm engine for `spec` is up to read it
-    faster than pyiceberg opens (None: read it through Spark)."""
+def _pyiceberg_catalog(
+    resolved: ResolvedProfile, default_catalog: str, catalog_name: str
+) -> tuple[str, Callable[[], Any]] | None:
+    """(where, opener) of the catalog holding the table when pyiceberg can read it and no warm
+    engine is up to read it faster (None: read it through Spark)."""
+    from dbt.adapters.lakehouse.embedded.pyiceberg_catalog import open_catalog
+    from dbt.adapters.lakehouse.iceberg.pyiceberg_rest import (
+        PyicebergUnsupported,
+        rest_catalog_properties,
+    )
+
+    spec = resolved.spec
+    embedded = spec.embedded_catalog
+    opener: tuple[str, Callable[[], Any]] | None = None
+    if embedded is not None and catalog_name == embedded.name:
+        opener = (
+            "the embedded catalog",
+            lambda: open_catalog(warehouse=embedded.warehouse, name=embedded.name),
+        )
+    # Through Spark Connect the catalog is the server's to reach, maybe from another network.
+    elif not spec.is_connect and (
+        catalog_name == default_catalog or resolved.mounted_depot(catalog_name) is not None
+    ):
+        try:
+            properties = rest_catalog_properties(resolved.depot_of(catalog_name), catalog_name)
+        except PyicebergUnsupported:
+            return None
+        opener = (f"the REST catalog at {properties.shown_uri}", properties.open)
+    if opener is None or _engine_up(spec):
+        return None
+    return opener
+
+
+def _engine_up(spec: EngineSpec) -> bool:
     from dbt.adapters.lakehouse.engine.launch import java_executable
     from dbt.adapters.lakehouse.engine.warm.client import engine_running
     from dbt.adapters.lakehouse.engine.warm.identity import keep_warm_minutes
 
-    embedded = spec.embedded_catalog
-    if embedded is None or catalog_name != embedded.name:
-        return None
     java = java_executable()
     warm = java is not None and keep_warm_minutes(spec.master, spec.keep_warm_minutes) > 0
-    return None if warm and engine_running(spec, str(java)) else embedded
+    return warm and engine_running(spec, str(java))
 
 
-def _read_with_pyiceberg(embedded: EmbeddedCatalog, parts: list[str]) -> tuple[Any, int | None]:
+def _read_with_pyiceberg(
+    catalog: tuple[str, Callable[[], Any]], parts: list[str], table: str
+) -> tuple[Any, int | None]:
     from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-    from dbt.adapters.lakehouse.embedded.pyiceberg_catalog import open_catalog
     from dbt.adapters.lakehouse.iceberg.history import table_commits
 
-    catalog = open_catalog(warehouse=embedded.warehouse, name=embedded.name)
+    where, opener = catalog
     try:
-        return table_commits(catalog.load_table((parts[1], parts[2])))
+        return table_commits(opener().load_table((parts[1], parts[2])))
     except (NoSuchTableError, NoSuchNamespaceError) as exc:
         raise _TableMissing from exc
+    except Exception as exc:  # the caller masks secrets in this text
+        raise RuntimeError(
+            f"Reading the history of {table} through {where} failed: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _read_with_spark(resolved: Any, table: str) -> tuple[Any, int | None]:
