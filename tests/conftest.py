@@ -1,7 +1,7 @@
 """Test-wide setup: the functional profile switch and one lakehouse per test process.
 
 Profiles (`--profile`, or LAKEHOUSE_TEST_PROFILE):
-- `local` (default): the embedded lakehouse, a folder on disk with an H2-backed catalog.
+- `local` (default): the embedded lakehouse, a folder on disk with an SQLite-backed catalog.
 - `s3_rest`: a real depot through the real depots-file path (`depot: dataos://test-s3-rest`):
   Iceberg tables on S3 (a moto server) registered in an Iceberg REST catalog (the test server
   in tests/functional/infra/) that requires the depot's `apikey` as its bearer token.
