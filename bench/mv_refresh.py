@@ -34,6 +34,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from changes import node_seconds  # noqa: E402
 from harness import (  # noqa: E402
     Sample,
     Series,
@@ -125,12 +126,6 @@ def write_project(project: Path, rows: int, batch: int) -> None:
         )
         (models / f"inc_{shape}.sql").write_text(HAND_WRITTEN[shape])
     write_profiles(project, PROFILE, ours_target(SCHEMA))
-
-
-def node_seconds(project: Path) -> float | None:
-    results = json.loads((project / "target" / "run_results.json").read_text())
-    found = [r for r in results["results"] if r["status"] == "success"]
-    return float(found[0]["execution_time"]) if found else None
 
 
 def refresh_action(project: Path, model: str) -> str:
