@@ -72,11 +72,17 @@ SHOW_SQL = "select count(*) from {{ ref('orders') }}"
 TIMEOUT_SECONDS = 900.0
 # dbt-duckdb for dbt-core 1.11, with the DuckDB it was released with, and ours' dbt-core: both
 # sides then pay the same dbt start-up.
-DUCKDB_REQUIREMENTS = (
-    "dbt-duckdb==1.11.1",
-    "duckdb==1.5.5",
-    f"dbt-core=={importlib.metadata.version('dbt-core')}",
-)
+DBT_CORE = importlib.metadata.version("dbt-core")
+DUCKDB_REQUIREMENTS = ("dbt-duckdb==1.11.1", "duckdb==1.5.5", f"dbt-core=={DBT_CORE}")
+# dbt-core 1.12.1+ requires a parser published only as sdists that download from outside the
+# package registries: resolved with 1.12.0 and the parser's last wheels, then ours alone, as
+# scripts/install.sh installs ours.
+if DBT_CORE.startswith("1.12."):
+    DUCKDB_REQUIREMENTS = (
+        *DUCKDB_REQUIREMENTS[:2],
+        "dbt-core==1.12.0",
+        "dbt-core-experimental-parser==2.0.0a4",
+    )
 SIDES = ("ours cold", "ours warm", "dbt-spark session", "dbt-duckdb")
 
 
@@ -120,6 +126,8 @@ def duckdb_dbt(work: Path, venv: Path | None) -> str:
         ],
         check=True,
     )
+    pip = [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--no-deps", f"dbt-core=={DBT_CORE}"], check=True)
     subprocess.run(check, check=True)
     return str(dbt)
 
