@@ -116,17 +116,8 @@ def duckdb_dbt(work: Path, venv: Path | None) -> str:
     )
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True)
-    subprocess.run(
-        [
-            str(venv / "bin" / "pip"),
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            *DUCKDB_REQUIREMENTS,
-        ],
-        check=True,
-    )
     pip = [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, *DUCKDB_REQUIREMENTS], check=True)
     subprocess.run([*pip, "--no-deps", f"dbt-core=={DBT_CORE}"], check=True)
     subprocess.run(check, check=True)
     return str(dbt)
