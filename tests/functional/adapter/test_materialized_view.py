@@ -1,9 +1,8 @@
 """dbt's own materialized-view suite (dbt-tests-adapter `materialized_view/basic.py`), with the
 four hooks it leaves to the adapter. `materialized_view/changes.py` does not apply: it needs an
 ALTER path for some setting changes, and every setting change here is a rebuild
-(docs/materialized-views.md). The suite rebuilds its schema around each of its eight tests, so
-it runs on `local` only: nothing in it depends on the catalog (test_materialized_views.py runs
-on s3_rest)."""
+(docs/materialized-views.md). On `local` and `s3_rest` (the REST catalog on S3), where the
+record is committed and the relation type read through another catalog."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ def _name(relation: BaseRelation) -> str:
     return f"`{relation.database}`.`{relation.schema}`.`{relation.identifier}`"
 
 
-@pytest.mark.only_profile("local")
+@pytest.mark.only_profile("local", "s3_rest")
 class TestMaterializedViewBasic(MaterializedViewBasic):
     @pytest.fixture(scope="function", autouse=True)
     def setup(self, project, my_materialized_view):

@@ -12,6 +12,7 @@ The upstream `orders` is written with plain Spark SQL (another engine's commits)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,12 @@ from {{ source('raw', 'orders') }} o join {{ ref('labels') }} l on o.customer = 
 # A seed: `dbt run` leaves it where it was (a table model would be replaced on every run).
 LABELS_CSV = "customer,label\na,Ann\nb,Bo\nd,Di\n"
 
+# A GROUP BY of sums and counts over the seed: merged when the seed only appended.
+VALUE_TOTALS_SQL = """
+{{ config(materialized='materialized_view') }}
+select id % 2 as odd, sum(value) as total, count(*) as n from {{ ref('my_seed') }} group by 1
+"""
+
 # Fails an audited run on demand (it refers to no upstream of my_materialized_view, so that
 # view's node still runs in the audited run).
 AUDIT_SQL = "select * from {{ ref('totals') }} where {{ var('audit_fails', 'false') }}"
@@ -88,6 +95,19 @@ def main_head(project, name: str) -> str:
         f"select snapshot_id from {table(project, name)}.refs where name = 'main'", fetch="one"
     )
     return str(found[0])
+
+
+def committed_record(project, name: str) -> dict[str, str]:
+    """The record in the summary of the commit `main` of the view points at."""
+    view = table(project, name)
+    project.run_sql(f"refresh table {view}")
+    found = project.run_sql(
+        "select to_json(map_filter(s.summary, (k, v) -> startswith(k, 'lakehouse.mv.'))) "
+        f"from {view}.snapshots s join {view}.refs r on r.snapshot_id = s.snapshot_id "
+        "where r.name = 'main'",
+        fetch="one",
+    )
+    return json.loads(found[0])
 
 
 def upstream_key(project, name: str) -> str:
@@ -305,6 +325,23 @@ class TestMaterializedViews:
             rows(project, "order_labels"),
             [(1, 10, "Ann"), (2, 50, "Ann"), (5, -1, "Bo"), (6, 1, "Di"), (7, 20, "Ann")],
         )
+        # The record is in the MERGE's own commit; the properties mirror it.
+        committed = committed_record(project, "totals")
+        assert committed[upstream_key(project, "orders")] == main_head(project, "orders")
+        assert committed == properties(project, "totals")
+
+    def test_8_properties_that_do_not_mirror_the_commit_are_rewritten(self, project):
+        # As if the write after the rows' commit had failed: the next run reads the record
+        # from the commit (nothing moved: no rows read or written) and rewrites the mirror.
+        committed = committed_record(project, "big_orders")
+        view = table(project, "big_orders")
+        project.run_sql(f"alter table {view} set tblproperties ('lakehouse.mv.sql_hash' = 'x')")
+        before = snapshot_count(project, "big_orders")
+        results, out = run_dbt_and_capture(["run", "-s", "big_orders"])
+        assert results.results[0].adapter_response["code"] == "NO CHANGE"
+        assert "did not mirror the record committed with its rows: rewritten" in output_text(out)
+        assert properties(project, "big_orders") == committed
+        assert snapshot_count(project, "big_orders") == before
 
 
 # What the catalog and storage change: the record committed through the REST catalog (table
@@ -317,7 +354,10 @@ class TestMaterializedViewOnRestCatalog:
 
     @pytest.fixture(scope="class")
     def models(self):
-        return {"my_materialized_view.sql": files.MY_MATERIALIZED_VIEW}
+        return {
+            "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
+            "value_totals.sql": VALUE_TOTALS_SQL,
+        }
 
     def test_build_noop_and_refresh(self, project):
         run_dbt(["build"])
@@ -333,5 +373,12 @@ class TestMaterializedViewOnRestCatalog:
         status = f"select status, snapshots_behind from {view}"
         shown = run_dbt(["show", "--inline", status])
         assert [tuple(r) for r in shown.results[0].agate_table.rows] == [("stale", 1)]
-        run_dbt(["run"])
+        results = run_dbt(["run"])
+        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
+        assert codes == {"my_materialized_view": "INSERT", "value_totals": "MERGE"}, codes
         expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300), (4, 400)])
+        expect(rows(project, "value_totals"), [(0, 600, 2), (1, 400, 2)])
+        # The record went through the REST catalog in the rows' own commit.
+        committed = committed_record(project, "value_totals")
+        assert committed[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
+        assert committed == properties(project, "value_totals")

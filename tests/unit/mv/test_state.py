@@ -10,9 +10,10 @@ from dbt.adapters.lakehouse.mv.state import (
     SQL_HASH,
     Recorded,
     UpstreamState,
-    built_token,
+    built_entries,
     config_hash,
     plan_refresh,
+    properties_of,
     record_properties,
     recorded_of,
     schema_hash,
@@ -111,18 +112,25 @@ def test_a_changed_setting_is_flagged_not_decided() -> None:
     assert (changed.action, changed.config_changed) == ("noop", True)
 
 
-def test_the_build_token_skips_compactions_only() -> None:
-    # 1 (build, token A) <- 2 (compaction) <- 3 (build, token B) <- 4 (compaction)
+def test_the_build_record_skips_compactions_only() -> None:
+    # 1 (build A) <- 2 (compaction) <- 3 (build B) <- 4 (compaction)
+    a, b = {REFRESHED_AT: "A", SQL_HASH: "h"}, {REFRESHED_AT: "B", SQL_HASH: "h"}
     history = {
-        1: (None, "overwrite", "A"),
-        2: (1, "replace", None),
-        3: (2, "overwrite", "B"),
-        4: (3, "replace", None),
+        1: (None, "overwrite", a),
+        2: (1, "replace", {}),
+        3: (2, "overwrite", b),
+        4: (3, "replace", {}),
     }
-    assert built_token(history, 4) == "B"
-    assert built_token(history, 2) == "A"  # set back to the first build
-    assert built_token({**history, 5: (4, "append", None)}, 5) is None  # another writer
-    assert built_token(history, None) is None
+    assert built_entries(history, 4) == b
+    assert built_entries(history, 2) == a  # set back to the first build
+    assert built_entries({**history, 5: (4, "append", {})}, 5) is None  # another writer
+    assert built_entries(history, None) is None
+
+
+def test_a_record_reads_back_as_the_properties_that_hold_it() -> None:
+    written = record_properties([ORDERS, EMPTY], SQL, {"partition_by": ["c"]}, WHEN)
+    assert properties_of(recorded_of(written)) == written
+    assert properties_of(Recorded()) == {}
 
 
 def test_upstreams_no_longer_read_are_unset() -> None:

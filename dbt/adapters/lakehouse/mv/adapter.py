@@ -18,12 +18,12 @@ from dbt.adapters.lakehouse.mv import freshness, incremental, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
-    REFRESHED_AT,
     WATCHED_CONFIGS,
     Recorded,
     RefreshPlan,
     UpstreamState,
     plan_refresh,
+    properties_of,
     record_properties,
     stale_properties,
 )
@@ -60,7 +60,7 @@ def refresh_plan(
     target = TableName.of(relation)
     with adapter._spark_session(f"plan the refresh of {target}") as spark:
         branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
-        # Without lineage (Spark Connect) the build's commit cannot carry its token.
+        # Without lineage (Spark Connect) the rows' commit cannot carry the record.
         tokens = lineage.lineage_off_reason(spark) is None
     if branch:
         # Its upstreams' rows in this run are on the branch, not main, and table properties are
@@ -72,17 +72,36 @@ def refresh_plan(
         )
     query = adapter._metadata_rows
     record: Recorded | None = None
+    mirror: Recorded | None = None
     built = None
     if existing is not None and not existing.is_view:
-        record = reading.recorded(query, target)
-        if record.is_view and tokens:
-            built = reading.build_of_main(query, target)
+        if tokens:
+            # The record committed with the rows `main` holds; the properties mirror it.
+            trusted, mirror = reading.view_record(query, target)
+            record = trusted if trusted.is_view else mirror
+            built = trusted.refreshed_at
+        else:
+            record = reading.recorded(query, target)
     states, untracked = _upstream_states(query, upstreams, list(untracked))
     plan = plan_refresh(record, states, untracked, sql, config, full_refresh, built, tokens)
     if plan.config_changed and plan.action != "create" and not full_refresh:
         # Named as dbt renders the relation, as dbt's own message does.
         plan = _configuration_change(plan, mode, str(relation))
+    if plan.action == "noop" and record is not None and mirror is not None:
+        lagging = _mirror_repair(record, mirror)
+        if lagging:
+            message = (
+                f"{_message(target, plan)}; its table properties did not mirror the record "
+                "committed with its rows: rewritten"
+            )
+            return {**_plan_dict("noop", message, *lagging), "mirror": True}
     extra: dict[str, str] = {}
+    if plan.action == "rebuild" and plan.appendable and not tokens:
+        # The rows' commit cannot carry the record here, and a refresh in two commits could
+        # leave the record claiming rows the view does not hold: rebuild in one.
+        plan = RefreshPlan(
+            "rebuild", (*plan.reasons, "not incremental: this session's commits carry no record")
+        )
     if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
         found = _appended(
             adapter, plan.appendable, upstreams, record, states, sql, node_id, relation
@@ -96,11 +115,13 @@ def refresh_plan(
     properties = record_properties(states, sql, config, refreshed_at)
     if plan.action == "overwrite" and record is not None and record.config_hash is not None:
         properties[CONFIG_HASH] = record.config_hash  # continue: the old settings stay
-    unset = stale_properties(record, states) if record is not None else []
+    # What the properties hold: the mirror, or the record itself without lineage.
+    shown = mirror if mirror is not None and mirror.is_view else record
+    unset = stale_properties(shown, states) if shown is not None else []
     if tokens and plan.action not in ("noop", "skip"):
-        # The build's commit carries its token (state.py says why): lineage adds it to every
-        # commit of this node from now on in this invocation.
-        lineage.add_node_entries(_invocation_id(), node_id, {REFRESHED_AT: refreshed_at})
+        # The rows' commit carries the whole record (state.py says why): lineage adds it to
+        # every commit of this node from now on in this invocation.
+        lineage.add_node_entries(_invocation_id(), node_id, properties)
     return {**_plan_dict(plan.action, _message(target, plan), properties, unset), **extra}
 
 
@@ -127,6 +148,15 @@ def _appended(
     return (
         found if isinstance(found, str) else {"kind": found[0], "sql": found[1], "view": found[2]}
     )
+
+
+def _mirror_repair(record: Recorded, mirror: Recorded) -> tuple[dict[str, str], list[str]] | None:
+    """(properties to set, keys to unset) when the properties do not mirror the record of the
+    build `main` holds (the write after its commit failed, or the table was rolled back)."""
+    wanted, shown = properties_of(record), properties_of(mirror)
+    if wanted == shown:
+        return None
+    return wanted, [key for key in shown if key not in wanted]
 
 
 def _invocation_id() -> str:

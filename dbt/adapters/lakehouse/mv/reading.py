@@ -8,6 +8,7 @@ runs one SQL statement and returns its rows, so dbt (the node's connection) and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from dbt.adapters.lakehouse.mv.state import (
     Recorded,
     UpstreamState,
     UpstreamStatus,
-    built_token,
+    built_entries,
     recorded_of,
     schema_hash,
     upstream_status,
@@ -53,30 +54,53 @@ def recorded(query: Query, table: TableName) -> Recorded:
     return recorded_of(view_properties(query, table))
 
 
-def build_of_main(query: Query, table: TableName) -> str | None:
-    """The `refreshed_at` token of the build the view's `main` holds (state.built_token)."""
+def build_of_main(query: Query, table: TableName) -> dict[str, str] | None:
+    """The record in the summary of the build the view's `main` holds (state.built_entries)."""
+    # As JSON: a map column's form differs between query paths (dbt's agate, Spark's rows).
     found = query(
-        f"select snapshot_id, parent_id, operation, summary['{REFRESHED_AT}'] "
+        "select snapshot_id, parent_id, operation, "
+        f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))) "
         f"from {table.sql_name}.snapshots"
     )
     heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
-    snapshots = {int(r[0]): (None if r[1] is None else int(r[1]), str(r[2]), r[3]) for r in found}
-    return built_token(snapshots, int(heads[0][0]) if heads else None)
+    snapshots = {
+        int(r[0]): (None if r[1] is None else int(r[1]), str(r[2]), json.loads(r[3] or "{}"))
+        for r in found
+    }
+    entries = built_entries(snapshots, int(heads[0][0]) if heads else None)
+    return None if entries is None else dict(entries)
+
+
+def view_record(query: Query, table: TableName) -> tuple[Recorded, Recorded]:
+    """(the record of the build `main` holds, the properties' mirror of it). The first is
+    empty when `main` holds no build (rolled onto another writer's commit, or a table). A
+    view built before its commits carried the whole record (only `refreshed_at`): its
+    properties, when they name that build."""
+    mirror = recorded(query, table)
+    if not mirror.is_view:
+        return Recorded(), mirror
+    entries = build_of_main(query, table) or {}
+    summary = recorded_of(entries)
+    if summary.is_view:
+        return summary, mirror
+    built = entries.get(REFRESHED_AT)
+    return (mirror if built and built == mirror.refreshed_at else Recorded()), mirror
 
 
 def holds_build(query: Query, table: TableName) -> bool:
-    """Whether `main` of the table holds a materialized view's build: it records one, and the
-    build its rows come from is the recorded one. Iceberg's CREATE OR REPLACE keeps earlier
-    properties, so a table rebuilt by a `table` model keeps a former view's record, but its
-    commits carry no build token."""
-    record = recorded(query, table)
-    return record.is_view and build_of_main(query, table) == record.refreshed_at
+    """Whether `main` of the table holds a materialized view's build. Iceberg's CREATE OR
+    REPLACE keeps earlier properties, so a table rebuilt by a `table` model keeps a former
+    view's properties, but its commits carry no record."""
+    return view_record(query, table)[0].is_view
 
 
 def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:
     """The view's record, and per upstream how far its `main` moved since (histories read
     from each upstream's snapshots table)."""
-    record = recorded(query, table)
+    built, mirror = view_record(query, table)
+    # The properties when no build's record is found (a view built under Spark Connect, whose
+    # commits carry none): what they claim is all there is.
+    record = built if built.is_view else mirror
     found: list[UpstreamStatus] = []
     for name, snapshot in sorted(record.upstreams.items()):
         upstream = TableName(*_split(name))

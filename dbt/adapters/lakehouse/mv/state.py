@@ -1,8 +1,9 @@
 """What a materialized view records and what a refresh does: pure decisions over snapshot ids.
 
-Everything a view was built from is in its table properties, written in the same Iceberg
-commit as its rows (`CREATE OR REPLACE TABLE ... TBLPROPERTIES (...) AS SELECT`), so any reader
-(Trino, pyiceberg, DuckDB) can tell whether it is fresh without dbt:
+Everything a view was built from is recorded in the snapshot summary of the Iceberg commit
+that holds its rows (commit lineage carries the entries; `CREATE OR REPLACE TABLE`, `INSERT` or
+`MERGE` alike), so the record and the rows are one atomic commit, and it is mirrored in the
+table's properties for readers without dbt (Trino, pyiceberg, DuckDB):
 
 - `lakehouse.mv.upstream.<catalog>.<schema>.<table>` = the snapshot id of the upstream's `main`
   the build read (`none`: the upstream had no snapshot yet);
@@ -13,11 +14,12 @@ commit as its rows (`CREATE OR REPLACE TABLE ... TBLPROPERTIES (...) AS SELECT`)
 - `lakehouse.mv.config_hash` = sha256 of the settings `on_configuration_change` watches;
 - `lakehouse.mv.refreshed_at` = when the build started (UTC, ISO 8601).
 
-Table properties are not versioned with the rows: a rollback of the view's table, or another
-writer's commit to it, would leave them claiming rows the table no longer holds. So the build's
-commit also carries `lakehouse.mv.refreshed_at` in its snapshot summary (commit lineage), and a
-refresh is a no-op only when the newest snapshot of the view's `main` carrying one carries the
-recorded value, with nothing but compactions (`replace` snapshots: same rows) after it.
+The record a refresh trusts is the summary of the build `main` holds: the newest snapshot of
+`main` carrying the entries, with nothing but compactions (`replace` snapshots: same rows) after
+it (built_entries). Table properties are not versioned with the rows and are written right
+after the rows' commit: they lag behind it when that write failed, and run ahead of it when the
+table is rolled back; a refresh reads them only for views built before the summary held the
+whole record.
 """
 
 from __future__ import annotations
@@ -116,15 +118,33 @@ def recorded_of(properties: Mapping[str, str]) -> Recorded:
 def record_properties(
     upstreams: Sequence[UpstreamState], sql: str, config: Mapping[str, Any], refreshed_at: str
 ) -> dict[str, str]:
-    """The properties a build writes with its rows."""
-    properties = {SQL_HASH: sql_hash(sql), CONFIG_HASH: config_hash(config)}
-    properties[REFRESHED_AT] = refreshed_at
-    for upstream in upstreams:
-        snapshot = upstream.snapshot_id
-        properties[UPSTREAM_PREFIX + upstream.name] = (
-            NO_SNAPSHOT if snapshot is None else str(snapshot)
+    """The record a build writes with its rows."""
+    return properties_of(
+        Recorded(
+            upstreams={u.name: u.snapshot_id for u in upstreams},
+            schemas={u.name: u.schema for u in upstreams},
+            sql_hash=sql_hash(sql),
+            config_hash=config_hash(config),
+            refreshed_at=refreshed_at,
         )
-        properties[SCHEMA_PREFIX + upstream.name] = upstream.schema or NO_SNAPSHOT
+    )
+
+
+def properties_of(record: Recorded) -> dict[str, str]:
+    """A record as the properties (or summary entries) that hold it."""
+    properties = {
+        key: value
+        for key, value in (
+            (SQL_HASH, record.sql_hash),
+            (CONFIG_HASH, record.config_hash),
+            (REFRESHED_AT, record.refreshed_at),
+        )
+        if value is not None
+    }
+    for name, snapshot in record.upstreams.items():
+        properties[UPSTREAM_PREFIX + name] = NO_SNAPSHOT if snapshot is None else str(snapshot)
+    for name, schema in record.schemas.items():
+        properties[SCHEMA_PREFIX + name] = schema or NO_SNAPSHOT
     return properties
 
 
@@ -156,17 +176,18 @@ class RefreshPlan:
     appendable: str | None = None
 
 
-def built_token(
-    snapshots: Mapping[int, tuple[int | None, str, str | None]], main_head: int | None
-) -> str | None:
-    """The `refreshed_at` of the build `main` of a view stands on: snapshot id -> (parent,
-    operation, summary entry). Compactions after it keep its rows; any other commit without the
-    entry (another writer) or none found: None, the rows are not known to be a build's."""
+def built_entries(
+    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]], main_head: int | None
+) -> Mapping[str, str] | None:
+    """The record (`lakehouse.mv.*` summary entries) of the build `main` of a view stands on:
+    snapshot id -> (parent, operation, its `lakehouse.mv.*` summary entries). Compactions after
+    it keep its rows; any other commit without a record (another writer) or none found: None,
+    the rows are not known to be a build's."""
     parents = {snapshot: parent for snapshot, (parent, _, _) in snapshots.items()}
     for snapshot in line_of(parents, main_head):
-        _, operation, token = snapshots[snapshot]
-        if token:
-            return token
+        _, operation, entries = snapshots[snapshot]
+        if entries.get(REFRESHED_AT):
+            return entries
         if operation != "replace":
             return None
     return None
@@ -186,8 +207,8 @@ def plan_refresh(
 
     `untracked` are upstreams that are no Iceberg tables (views, ephemeral models): nothing
     says whether they moved, so the view is rebuilt on every run while it reads one. `built`:
-    the token of the build its rows come from (built_token), checked unless `check_built` is
-    False (a session whose commits carry no lineage)."""
+    the `refreshed_at` of the build its rows come from (built_entries), checked unless
+    `check_built` is False (a session whose commits carry no lineage)."""
     if recorded is None or not recorded.is_view:
         return RefreshPlan("create", ("no materialized view there yet",))
     config_changed = recorded.config_hash != config_hash(config)

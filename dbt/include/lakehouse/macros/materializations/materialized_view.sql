@@ -1,15 +1,16 @@
 {% materialization materialized_view, adapter='lakehouse' %}
-  {#- An Iceberg table built from the model's SQL, recording in its properties what it was
-      built from (docs/materialized-views.md). A run reads only metadata to decide:
-      - noop: no upstream's main moved, the SQL and the watched settings are unchanged;
+  {#- An Iceberg table built from the model's SQL. What it was built from (its record) is in
+      the snapshot summary of the commit that writes its rows (commit lineage), mirrored in its
+      table properties right after (docs/materialized-views.md). A run reads only metadata:
+      - noop: no upstream's main moved, the SQL and the watched settings are unchanged (the
+        properties rewritten if they do not mirror the record);
       - create / rebuild: CREATE OR REPLACE TABLE ... TBLPROPERTIES (record) AS, one commit;
       - overwrite (on_configuration_change: continue): INSERT OVERWRITE keeps the old
-        partitioning and properties, then the record (data first: a record never claims rows
-        the table does not hold);
+        partitioning and properties;
       - append: filters and projections over one upstream that only appended since: the
-        query over the appended rows is inserted, then the record (same order);
+        query over the appended rows is inserted;
       - merge: a GROUP BY of sum/count/min/max over the same: the aggregate over the
-        appended rows is merged into the view (one commit), then the record;
+        appended rows is merged into the view, group by group;
       - skip: an audited run (its upstreams' rows are on its branch, not main). -#}
   {%- set identifier = model['alias'] -%}
   {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -35,6 +36,10 @@
   {{ run_hooks(pre_hooks) }}
   {%- if plan['action'] in ('noop', 'skip') -%}
     {{ log(plan['message'], info=True) }}
+    {%- if plan.get('mirror') -%}
+      {#- The properties lag behind the record committed with the rows: copied, no rows read. -#}
+      {{ lakehouse_mv_mirror(target_relation, plan) }}
+    {%- endif -%}
   {%- else -%}
     {{ log(plan['message']) }}
     {#- dbt's own wording for a replace (dbt-tests-adapter looks for it). -#}
@@ -65,25 +70,18 @@
           {{ compiled_code }}
         {%- endcall -%}
       {%- endif -%}
-      {%- call statement('mv_record') -%}
-        {#- The record only: continue keeps the configured properties as they were. -#}
-        alter table {{ target_relation }} set tblproperties (
-          {%- for name, value in plan['properties'].items() %}
-          {{ lakehouse_sql_string(name) }} = {{ lakehouse_sql_string(value) }}{{ ',' if not loop.last }}
-          {%- endfor %})
-      {%- endcall -%}
+      {#- The rows' commit carried the record (lineage); the properties mirror it. Only the
+          record: continue keeps the configured properties as they were. -#}
+      {{ lakehouse_mv_mirror(target_relation, plan) }}
     {%- else -%}
       {%- call statement('main') -%}
         {{ lakehouse_create_table_sql(target_relation, compiled_code, properties=plan['properties']) }}
       {%- endcall -%}
       {% do lakehouse_apply_write_order(target_relation) %}
-    {%- endif -%}
-    {%- if plan['unset'] -%}
-      {#- Iceberg's replace keeps earlier properties: upstreams no longer read are unset. -#}
-      {%- call statement('mv_unset') -%}
-        alter table {{ target_relation }} unset tblproperties if exists (
-          {%- for key in plan['unset'] %}{{ lakehouse_sql_string(key) }}{{ ', ' if not loop.last }}{% endfor -%})
-      {%- endcall -%}
+      {%- if plan['unset'] -%}
+        {#- Iceberg's replace keeps earlier properties: upstreams no longer read are unset. -#}
+        {{ lakehouse_mv_mirror(target_relation, {'properties': {}, 'unset': plan['unset']}) }}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
 
@@ -122,4 +120,22 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return([relations, untracked]) }}
+{% endmacro %}
+
+{% macro lakehouse_mv_mirror(relation, plan) %}
+  {#- The view's record into its table properties (`properties` set, `unset` removed). -#}
+  {%- if plan['properties'] -%}
+    {%- call statement('mv_record') -%}
+      alter table {{ relation }} set tblproperties (
+        {%- for name, value in plan['properties'].items() %}
+        {{ lakehouse_sql_string(name) }} = {{ lakehouse_sql_string(value) }}{{ ',' if not loop.last }}
+        {%- endfor %})
+    {%- endcall -%}
+  {%- endif -%}
+  {%- if plan['unset'] -%}
+    {%- call statement('mv_unset') -%}
+      alter table {{ relation }} unset tblproperties if exists (
+        {%- for key in plan['unset'] %}{{ lakehouse_sql_string(key) }}{{ ', ' if not loop.last }}{% endfor -%})
+    {%- endcall -%}
+  {%- endif -%}
 {% endmacro %}
