@@ -2,7 +2,8 @@
 process of its own as a user runs it: the error once, in dbt's output, and nothing from PySpark
 on stderr (PySpark 4 logs each error with a query context as JSON with the JVM's stack trace);
 a NULL in a contract's required column is explained in the adapter's words above Spark's own,
-which Spark 3.5 and 4 word differently; the models around them build."""
+which Spark 3.5 and 4 word differently; the models around them build. The command's JVM is
+its own: no warm engine is started."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from functional.lakehouse.warm import dbt, output, write_project
+from functional.lakehouse.warm import dbt, output, statuses, write_project
 
 pytestmark = pytest.mark.only_profile("local")
 
@@ -53,3 +54,6 @@ def test_failed_models_report_once_and_in_the_adapters_words(tmp_path: Path, eng
     assert "A NULL reached the required column id: " in done.stdout, done.stdout
     for noise in ("SQLQueryContextLogger", "TABLE_OR_VIEW_NOT_FOUND", "\tat org.apache.spark"):
         assert noise not in done.stderr, done.stderr[-3000:]
+    # keep_warm_minutes: 0 started no engine (LAKEHOUSE_ENGINE=cold is the same switch,
+    # engine.warm.identity, unit-tested).
+    assert statuses(engine_home) == []
