@@ -26,6 +26,8 @@ esac
 DBT_LINE=${LAKEHOUSE_DBT_LINE:-1.12}
 # The newest dbt-core 1.12 that installs from the package registries alone (below).
 DBT_CORE_112=1.12.6
+# The installer of the virtualenv's packages (below), from PyPI.
+UV_VERSION=0.9.30
 case "$DBT_LINE" in
   1.11|1.12) ;;
   *) echo "LAKEHOUSE_DBT_LINE=$DBT_LINE: the dbt lines are 1.12 (the default) and 1.11" >&2; exit 2 ;;
@@ -89,11 +91,20 @@ else
   [ -n "$EXTRAS" ] && TARGET=".[$EXTRAS]"
   echo "==> installing dbt-lakehouse${EXTRAS:+[$EXTRAS]} into $VENV (Spark $SPARK_LINE, dbt-core $DBT_LINE) from PyPI:"
   if [ -z "$EXTRAS" ]; then
-    echo "    ~80 packages, ~1.2 GB installed, PySpark (its jars) the most; pip's cache serves what it has"
+    echo "    ~80 packages, ~1.2 GB installed, PySpark (its jars) the most; uv's cache serves what it has"
   else
-    echo "    with the $EXTRAS extras: ~2 GB installed, PySpark (its jars) the most; pip's cache serves what it has"
+    echo "    with the $EXTRAS extras: ~2 GB installed, PySpark (its jars) the most; uv's cache serves what it has"
   fi
-  PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+  # uv, one pinned wheel installed by the virtualenv's own pip, installs the rest: the same
+  # packages pip resolves, downloaded and unpacked in parallel into its cache (~/.cache/uv),
+  # PySpark's sdist built once there; byte-compiled as pip does. A third of pip's time or less
+  # (docs/install.md).
+  # It trusts the system's CA store, as pip does with the system's bundle, and takes pip's index
+  # and find-links settings from the environment (pip's config files it does not read).
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
+  [ -n "${PIP_INDEX_URL:-}" ] && export UV_DEFAULT_INDEX="${UV_DEFAULT_INDEX:-$PIP_INDEX_URL}"
+  [ -n "${PIP_FIND_LINKS:-}" ] && export UV_FIND_LINKS="${UV_FIND_LINKS:-$PIP_FIND_LINKS}"
+  PIP=("$VENV/bin/uv" pip install -q --native-tls --compile-bytecode --python "$VENV/bin/python")
   if [ "$DBT_LINE" = 1.11 ]; then
     "${PIP[@]}" -e "$TARGET" "pyspark==$SPARK_LINE.*" "dbt-core==1.11.*"
   else
