@@ -25,35 +25,11 @@ fi
 # on 127.0.0.1: what the storage and the catalog change (modules marked only_profile("local")
 # do not run here).
 "$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --profile s3_rest
-# The cluster and Connect subsets run at the same time, the cluster's in the background (its
-# output printed when it ends): most of their time is JVMs and servers starting and bounded
-# timeouts running out, not CPU, and every server they start takes a free port of its own.
-BACKGROUND_PIDS=()
-LOGS=$(mktemp -d)
-# A command in the background leads a process group of its own (setsid), so that when this
-# script stops early its servers and JVMs stop with it.
-trap 'for pid in "${BACKGROUND_PIDS[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; rm -rf "$LOGS"' EXIT
-# Starts a command in the background with its output in a file; `finish` waits for the oldest
-# one, prints its output and returns its status.
-start_background() {
-  local log=$1
-  shift
-  setsid "$@" >"$log" 2>&1 &
-  BACKGROUND_PIDS+=("$!")
-}
-finish() {
-  local log=$1 status=0
-  wait "${BACKGROUND_PIDS[0]}" || status=$?
-  BACKGROUND_PIDS=("${BACKGROUND_PIDS[@]:1}")
-  cat "$log"
-  return "$status"
-}
 # The cluster profile, on a subset (docs/tests.md): one process, since each starts a cluster.
 # What differs there is where tasks run (executors in other JVMs), not SQL semantics: the
 # cluster's own tests (Comet's plugin on the executors too), Python models, and one merge
 # whose shuffle and commit span the executors (every strategy's rows run on local).
-start_background "$LOGS/cluster.log" "$VENV/bin/pytest" -q --durations=10 --profile cluster \
-  tests/functional/lakehouse/test_cluster.py \
+"$VENV/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
   tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge \
   tests/functional/lakehouse/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
@@ -63,11 +39,7 @@ start_background "$LOGS/cluster.log" "$VENV/bin/pytest" -q --durations=10 --prof
 # s3_rest (under Connect the server may finish a statement after its dbt process is killed).
 CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py
   tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge)
-connect_status=0
-"$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile connect "${CONNECT_SUBSET[@]}" || connect_status=$?
-echo "==> the cluster subset (run beside the Connect subset):"
-finish "$LOGS/cluster.log"
-[ "$connect_status" -eq 0 ] || exit "$connect_status"
+"$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
 # The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/engine-lines.md):
 # the unit tests, then a named subset of what differs by line: the sample's first build, S3
 # through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and Spark
@@ -75,13 +47,7 @@ finish "$LOGS/cluster.log"
 OTHER=.venv-spark35
 LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install-tests.sh
 "$OTHER/bin/pytest" tests/unit -q
-# Connect 3.5 in the background, beside the S3 subset (as above).
-start_background "$LOGS/connect35.log" "$OTHER/bin/pytest" -q --durations=10 --profile connect \
-  tests/functional/lakehouse/test_connect.py
-s3_status=0
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
   tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \
-  tests/functional/lakehouse/test_s3_faults.py || s3_status=$?
-echo "==> the Connect 3.5 tests (run beside the S3 subset):"
-finish "$LOGS/connect35.log"
-[ "$s3_status" -eq 0 ] || exit "$s3_status"
+  tests/functional/lakehouse/test_s3_faults.py
+"$OTHER/bin/pytest" -q --durations=10 --profile connect tests/functional/lakehouse/test_connect.py
