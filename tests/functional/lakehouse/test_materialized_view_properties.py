@@ -7,10 +7,11 @@ a step is one or two operations (insert, update, delete, overwrite, a column add
 and then one `dbt run` that refreshes every lane's views at once, so the whole test costs one
 project and STEPS + 1 dbt invocations. Per lane, two views: filters and projections
 (incremental `INSERT` after appends only) and a GROUP BY of sum / count / min / max (incremental
-`MERGE` after appends only); the first lane has a third, a GROUP BY with avg (never
-incremental: `REFRESH`). The kind observed is the node's adapter_response code; the rows are
-compared with EXCEPT ALL both ways against the model's compiled SQL run directly (a rebuild
-from scratch: first run, rerun and --full-refresh must all agree with it)."""
+`MERGE` after appends only); the first lane has two more: a GROUP BY with avg (never
+incremental: `REFRESH`), and an inner join with the second lane's table (`INSERT` when one side
+only appended and the other did nothing). The kind observed is the node's adapter_response
+code; the rows are compared with EXCEPT ALL both ways against the model's compiled SQL run
+directly (a rebuild from scratch: first run, rerun and --full-refresh must all agree with it)."""
 
 from __future__ import annotations
 
@@ -50,8 +51,18 @@ AVERAGE_SQL = """
 select k, avg(v) as mean from {{{{ source('raw', 'up_{seed}') }}}} group by k
 """
 
+# An inner join of the first lane's upstream with the second's: both move at random, so the
+# view sees one side append while the other stands still, and both move.
+JOIN_SQL = """
+{{{{ config(materialized='materialized_view') }}}}
+select s.id, s.v, o.id as other_id, o.v as other_v
+from {{{{ source('raw', 'up_{seed}') }}}} s
+join {{{{ source('raw', 'up_{other}') }}}} o on s.k = o.k
+where s.v is null or s.v > 0
+"""
+
 # The refresh each view's shape gets after appends only (docs/materialized-views.md).
-AFTER_APPENDS = {"rows": "INSERT", "agg": "MERGE", "avg": "REFRESH"}
+AFTER_APPENDS = {"rows": "INSERT", "agg": "MERGE", "avg": "REFRESH", "join": "INSERT"}
 
 
 def sources_yml() -> str:
@@ -128,14 +139,19 @@ class Lane:
 
 
 def view_names() -> list[str]:
-    """Every lane's views: rows_<seed>, agg_<seed>; avg_<seed> on the first lane only."""
-    return [f"{kind}_{seed}" for seed in SEEDS for kind in ("rows", "agg")] + [f"avg_{SEEDS[0]}"]
+    """Every lane's views: rows_<seed>, agg_<seed>; avg_<seed> and join_<seed> (with the
+    second lane) on the first lane only."""
+    first = [f"avg_{SEEDS[0]}", f"join_{SEEDS[0]}"]
+    return [f"{kind}_{seed}" for seed in SEEDS for kind in ("rows", "agg")] + first
 
 
-def expected_code(shape: str, upstream: str) -> str:
-    if upstream == "nothing":
+def expected_code(shape: str, upstreams: list[str]) -> str:
+    """What a view over `upstreams` (what each did in the step) refreshes with: incremental
+    only when one appended and every other did nothing."""
+    moved = [u for u in upstreams if u != "nothing"]
+    if not moved:
         return "NO CHANGE"
-    return AFTER_APPENDS[shape] if upstream == "appended" else "REFRESH"
+    return AFTER_APPENDS[shape] if moved == ["appended"] else "REFRESH"
 
 
 def mismatches(project, models: list[str]) -> dict[str, int]:
@@ -190,11 +206,11 @@ SHAPES = (
 class TestMaterializedViewHistories:
     @pytest.fixture(scope="class")
     def models(self):
-        shapes = {"rows": ROWS_SQL, "agg": AGGREGATE_SQL, "avg": AVERAGE_SQL}
+        shapes = {"rows": ROWS_SQL, "agg": AGGREGATE_SQL, "avg": AVERAGE_SQL, "join": JOIN_SQL}
         found = {"sources.yml": sources_yml()}
         for model in view_names():
             kind, seed = model.split("_")
-            found[f"{model}.sql"] = shapes[kind].format(seed=seed)
+            found[f"{model}.sql"] = shapes[kind].format(seed=seed, other=SEEDS[1])
         return found
 
     def test_1_shapes_from_the_analyzed_plan(self, project):
@@ -228,21 +244,25 @@ class TestMaterializedViewHistories:
         assert {r.adapter_response["code"] for r in results.results} == {"CREATE"}
         assert mismatches(project, models) == dict.fromkeys(models, 0)
         seen: set[str] = set()
+        joined: list[str] = []
         for step in range(STEPS):
-            expected: dict[str, str] = {}
             history: dict[int, list[str]] = {}
+            did: dict[int, str] = {}
             for lane in lanes:
-                done, upstream = lane.step()
-                history[lane.seed] = done
-                for model in models:
-                    kind, seed = model.split("_")
-                    if int(seed) == lane.seed:
-                        expected[model] = expected_code(kind, upstream)
+                history[lane.seed], did[lane.seed] = lane.step()
+            expected: dict[str, str] = {}
+            for model in models:
+                kind, seed = model.split("_")
+                read = [int(seed), SEEDS[1]] if kind == "join" else [int(seed)]
+                expected[model] = expected_code(kind, [did[lane] for lane in read])
             results = run_dbt(["run", "--threads", "4"])
             codes = {r.node.name: r.adapter_response["code"] for r in results.results}
             where = f"step {step}, operations per seed {history}"
             assert codes == expected, where
             assert mismatches(project, models) == dict.fromkeys(models, 0), where
             seen.update(codes.values())
-        # The seeds are chosen so that every kind of refresh happens at least once.
+            joined.append(codes[f"join_{SEEDS[0]}"])
+        # The seeds are chosen so that every kind of refresh happens at least once, and the
+        # join is refreshed both by an insert (one side appended) and whole.
         assert seen == {"NO CHANGE", "INSERT", "MERGE", "REFRESH"}, seen
+        assert {"INSERT", "REFRESH"} <= set(joined), joined
