@@ -27,6 +27,10 @@ engine's is printed apart.
     .venv/bin/python bench/merge.py --rows 200000 --batches 20000,2000 --rounds 1   # quick look
     .venv/bin/python bench/merge.py --rounds 2 --write-mode merge-on-read
     .venv/bin/python bench/merge.py --rounds 3 --batches 1000000 --engine warm
+    .venv/bin/python bench/merge.py --rounds 3 --batches 1000000 --native comet
+
+--native comet runs dbt-lakehouse's session with Comet (its scans, joins and shuffles native;
+Iceberg's writes stay on the JVM) against the same raw plain-Spark MERGE.
 """
 
 from __future__ import annotations
@@ -35,15 +39,9 @@ import json
 import os
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import yaml
-
-from dbt.adapters.lakehouse.engine.statement_conf import statement_plan_conf
-from dbt.include import lakehouse
-
-MACROS = Path(lakehouse.PACKAGE_PATH) / "macros"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
@@ -54,12 +52,12 @@ from harness import (  # noqa: E402
     dbt_command,
     engine_state,
     ours_target,
-    raw_spark_conf,
     report,
     run_timed,
     stop_engines,
     write_profiles,
 )
+from merge_raw import RAW_SCRIPT, raw_config  # noqa: E402
 
 PROFILE = "merge_bench"
 SCHEMA = "bench"
@@ -121,7 +119,9 @@ def model_sql(rows: int, batch: int, write_mode: str) -> str:
     )
 
 
-def ours_project(project: Path, rows: int, batches: list[int], write_mode: str) -> None:
+def ours_project(
+    project: Path, rows: int, batches: list[int], write_mode: str, native: str | None
+) -> None:
     shutil.rmtree(project, ignore_errors=True)
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
@@ -138,84 +138,10 @@ def ours_project(project: Path, rows: int, batches: list[int], write_mode: str) 
     )
     for batch in batches:
         (project / "models" / f"merge_{batch}.sql").write_text(model_sql(rows, batch, write_mode))
-    write_profiles(project, PROFILE, ours_target(SCHEMA))
-
-
-def settle(project: Path, cap: float = 60.0) -> None:
-    """Wait for the embedded catalog's holder to stop (it outlives a dbt run by a moment), so
-    the next dbt process starts it again, as a scheduled run would, and nothing is left behind."""
-    from dbt.adapters.lakehouse.engine.embedded_catalog import HOLDER_DIR, holder_alive
-
-    folder = project / "lakehouse_warehouse" / "_catalog" / HOLDER_DIR
-    deadline = time.monotonic() + cap
-    while folder.exists() and holder_alive(folder) and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
-# --- the raw side: one PySpark script, three modes -------------------------------------------
-
-RAW_SCRIPT = '''"""bench/merge.py's raw side: setup | merge <table> <out> | verify <out>."""
-import json
-import sys
-import time
-
-from pyspark.sql import SparkSession
-
-config = json.loads(open(sys.argv[1]).read())
-mode = sys.argv[2]
-builder = SparkSession.builder.appName("merge-raw")
-for key, value in config["conf"].items():
-    builder = builder.config(key, value)
-spark = builder.getOrCreate()
-if mode == "setup":
-    spark.sql("create namespace if not exists raw.bench")
-    for table, select in config["targets"].items():
-        spark.sql(
-            f"create table raw.bench.{table} using iceberg partitioned by (days(event_ts)) "
-            f"tblproperties ('write.merge.mode' = '{config['write_mode']}') as {select}"
-        )
-elif mode == "merge":
-    table = sys.argv[3]
-    start = time.perf_counter()
-    spark.sql(config["merges"][table])  # DML runs eagerly inside spark.sql
-    seconds = time.perf_counter() - start
-    open(sys.argv[4], "w").write(json.dumps({"seconds": seconds}))
-elif mode == "verify":
-    found = {}
-    for table in config["targets"]:
-        rows, updated = spark.sql(
-            f"select count(*), count_if(status = 'updated') from raw.bench.{table}"
-        ).first()
-        files = spark.sql(f"select count(*) from raw.bench.{table}.files").first()[0]
-        found[table] = {"rows": rows, "updated": updated, "files": files}
-    open(sys.argv[3], "w").write(json.dumps(found))
-spark.stop()
-'''
-
-
-# The planner setting dbt-lakehouse's MERGE statement carries, for --raw-hash-join: read from
-# merge.sql's `-- lakehouse:plan` line as the cursor reads it, so it cannot drift from the macro.
-OURS_MERGE_PLAN_CONF = statement_plan_conf(
-    (MACROS / "materializations" / "incremental" / "merge.sql").read_text()
-)
-
-
-def raw_config(
-    warehouse: Path, rows: int, batches: list[int], write_mode: str, hash_join: bool
-) -> dict:
-    conf = {**raw_spark_conf(warehouse), **(OURS_MERGE_PLAN_CONF if hash_join else {})}
-    return {
-        "conf": conf,
-        "write_mode": write_mode,
-        "targets": {f"merge_{b}": target_sql(rows) for b in batches},
-        "merges": {
-            f"merge_{b}": (
-                f"merge into raw.bench.merge_{b} as t\nusing (\n{batch_sql(rows, b)}\n) as s\n"
-                "on t.id = s.id\nwhen matched then update set *\nwhen not matched then insert *"
-            )
-            for b in batches
-        },
-    }
+    target = ours_target(SCHEMA)
+    if native:
+        target["engine"] = {"native": native}
+    write_profiles(project, PROFILE, target)
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -242,7 +168,6 @@ def ours_counts(
         project=project,
     )
     sample = run_timed(command, project, env=env, log=log)
-    settle(project)
     if not sample.ok:
         return {}
     text = log.read_text()
@@ -299,6 +224,12 @@ def main() -> None:
         help="dbt-lakehouse's engine: a JVM per dbt process, or one warm engine "
         "(default %(default)s)",
     )
+    parser.add_argument(
+        "--native",
+        choices=["comet"],
+        help="run dbt-lakehouse's session with native execution (engine: {native: comet}); "
+        "the raw side stays plain Spark",
+    )
     args = parser.parse_args()
     rows: int = args.rows
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
@@ -307,7 +238,13 @@ def main() -> None:
     project, warehouse = work / "ours", work / "raw-warehouse"
     script, config = work / "raw_merge.py", work / "raw_config.json"
     script.write_text(RAW_SCRIPT)
-    raw = raw_config(warehouse, rows, batches, args.write_mode, args.raw_hash_join)
+    raw = raw_config(
+        warehouse,
+        {f"merge_{b}": target_sql(rows) for b in batches},
+        {f"merge_{b}": batch_sql(rows, b) for b in batches},
+        args.write_mode,
+        args.raw_hash_join,
+    )
     config.write_text(json.dumps(raw, indent=1))
     raw_command = [sys.executable, str(script), str(config)]
     engine_home = work / "engines"
@@ -336,9 +273,8 @@ def main() -> None:
             return built[side][1]
         log = work / f"{side}-setup-{round_no}.log"
         if side == "ours":
-            ours_project(project, rows, batches, args.write_mode)
+            ours_project(project, rows, batches, args.write_mode, args.native)
             sample = run_timed(dbt_command("run", project=project), project, env=ours_env, log=log)
-            settle(project)
         else:
             shutil.rmtree(warehouse, ignore_errors=True)
             warehouse.mkdir(parents=True)  # the hadoop catalog cannot list a missing folder
@@ -366,7 +302,6 @@ def main() -> None:
             sample = run_timed(
                 command, project, env=ours_env, log=work / f"ours-{batch}-{round_no}.log"
             )
-            settle(project)
             if args.engine == "warm":
                 _, rss = engine_state(engine_home)
                 if rss is not None:
@@ -431,7 +366,7 @@ def main() -> None:
     report(
         f"merge: dbt-lakehouse incremental merge vs raw MERGE, days(event_ts) x 30, "
         f"{args.write_mode}{', raw with the hash-join setting' if args.raw_hash_join else ''}, "
-        f"dbt-lakehouse {args.engine}, raw cold",
+        f"dbt-lakehouse {args.engine}{' with ' + args.native if args.native else ''}, raw cold",
         table,
     )
     if args.engine == "warm":
