@@ -4,10 +4,10 @@ One project, built twice in separate warehouses: with LAKEHOUSE_ENGINE=cold (eac
 its JVM) and warm (the commands attach to one engine). It has the sample's seeds, views, tables,
 snapshot and tests, plus every incremental strategy, a dual-format (Iceberg + Delta) model, a
 Python model, a time-travel read and a model reading upstream changes. Each mode runs a first
-`dbt build` and a rerun as an audited run (`write_audit_publish`), then the warm side a
-`--full-refresh`; after each step, every Iceberg table's rows (read with pyiceberg from its
-current metadata) and the Delta table's rows (deltalake) must be the same in both warehouses,
-and the same after each step."""
+`dbt build`, then the warm side a rerun as an audited run (`write_audit_publish`) and a
+`--full-refresh`. Every Iceberg table's rows (read with pyiceberg from its current metadata)
+and the Delta table's rows (deltalake) must be the same in both warehouses after the first
+build, and the same as then after each later step."""
 
 from __future__ import annotations
 
@@ -144,11 +144,12 @@ def test_cold_and_warm_leave_the_same_rows_first_run_rerun_and_full_refresh(
 ) -> None:
     home = engine_home
     projects = {mode: make_project(tmp_path / mode) for mode in ("cold", "warm")}
-    # The full refresh on the warm side only (CI time): the cold side's JVM start is most of a
-    # step, and what a full refresh writes does not depend on where the JVM runs.
+    # The audited rerun and the full refresh on the warm side only (CI time): the cold side's
+    # JVM start is most of a step, every step's rows must equal the first build's, and a
+    # command's own JVM runs audited builds in test_audit.py (in the test process).
     steps = (
         (("build",), ("cold", "warm")),
-        (("build", "--target", "audited"), ("cold", "warm")),
+        (("build", "--target", "audited"), ("warm",)),
         (("build", "--full-refresh"), ("warm",)),
     )
     first: dict[str, Any] | None = None
