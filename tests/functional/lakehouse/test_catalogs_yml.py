@@ -250,7 +250,11 @@ class TestTwoCatalogsFromCatalogsYml:
         self, lake: Lake, integrations, cat_b: str, second_rest_catalog, request
     ) -> None:
         outputs = []
-        for args in (["build"], ["build"]):
+        # The rerun (merges into tables already there) on the embedded lakehouse only: on
+        # s3_rest what this test adds is where each node goes, which the first build and the
+        # full refresh show; merges through REST and JDBC catalogs are test_catalogs.py's.
+        builds = 1 if second_rest_catalog is not None else 2
+        for args in [["build"]] * builds:
             results, output = lake.dbt(*args)
             outputs.append(output)
             # The seed, three models and the snapshot, each where its catalog_name says.

@@ -48,7 +48,6 @@ pytestmark = pytest.mark.only_profile("s3_rest")
 SPARK: dict[str, Any] = {
     "master": "local[2]",
     "driver_memory": "2g",
-    "conf": {"spark.sql.shuffle.partitions": "2"},
 }
 
 PEOPLE_CSV = "id,name\n1,alice\n2,bob\n"
