@@ -102,7 +102,7 @@ def _status(args: argparse.Namespace) -> int:
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
     from dbt.adapters.lakehouse.iceberg.history import table_name
     from dbt.adapters.lakehouse.iceberg.table_name import TableName
-    from dbt.adapters.lakehouse.mv import reading
+    from dbt.adapters.lakehouse.mv import metadata, reading
     from dbt.adapters.lakehouse.profile.secrets import scrub
 
     loaded = load_resolved("mv status", args)
@@ -131,13 +131,14 @@ def _status(args: argparse.Namespace) -> int:
     def query(sql: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in spark.sql(sql).collect()]
 
+    read = metadata.reader(spark, query)
     failed = False
     warned: list[str] = []
     now_ms = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
     for parts in tables:
         table = TableName(*parts)
         try:
-            record, statuses = reading.view_status(query, table)
+            record, statuses = reading.view_status(query, read, table)
         except Exception as exc:
             text = scrub(" ".join(str(exc).split())[:300], resolved.secret_values())
             return fail("mv status", f"reading {table} failed: {text}")

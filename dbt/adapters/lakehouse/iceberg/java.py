@@ -73,6 +73,7 @@ class Bridge:
     is_ancestor_of = _Static("org.apache.iceberg.util.SnapshotUtil.isAncestorOf")
     spark_schema = _Static("org.apache.iceberg.spark.SparkSchemaUtil.convert")  # a StructType
     map_of = _Static("java.util.Map.of")
+    metadata_json = _Static("org.apache.iceberg.TableMetadataParser.toJson")  # a TableMetadata
 
     def load(self, spark: Any, name: str) -> Any:
         """The Iceberg table (Java) `name` (Spark's syntax) names. Not refreshed: without the

@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-from dbt.adapters.lakehouse.mv import freshness, incremental, reading
+from dbt.adapters.lakehouse.mv import freshness, incremental, metadata, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
@@ -58,10 +58,12 @@ def refresh_plan(
             f"{', '.join(CONFIGURATION_CHANGE_MODES)}."
         )
     target = TableName.of(relation)
+    query = adapter._metadata_rows
     with adapter._spark_session(f"plan the refresh of {target}") as spark:
         branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
         # Without lineage (Spark Connect) the rows' commit cannot carry the record.
         tokens = lineage.lineage_off_reason(spark) is None
+        read = metadata.reader(spark, query)
     if branch:
         # Its upstreams' rows in this run are on the branch, not main, and table properties are
         # not branched: a view built here would record one state and hold another.
@@ -70,19 +72,18 @@ def refresh_plan(
             f"materialized view {target} is not refreshed in an audited run (branch {branch}): "
             "it refreshes from main on the next run that is not audited",
         )
-    query = adapter._metadata_rows
     record: Recorded | None = None
     mirror: Recorded | None = None
     built = None
     if existing is not None and not existing.is_view:
         if tokens:
             # The record committed with the rows `main` holds; the properties mirror it.
-            trusted, mirror = reading.view_record(query, target)
+            trusted, mirror = reading.view_record(read, target)
             record = trusted if trusted.is_view else mirror
             built = trusted.refreshed_at
         else:
             record = reading.recorded(query, target)
-    states, untracked = _upstream_states(query, upstreams, list(untracked))
+    states, untracked = _upstream_states(query, read, upstreams, list(untracked))
     plan = plan_refresh(record, states, untracked, sql, config, full_refresh, built, tokens)
     if plan.config_changed and plan.action != "create" and not full_refresh:
         # Named as dbt renders the relation, as dbt's own message does.
@@ -104,7 +105,7 @@ def refresh_plan(
         )
     if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
         found = _appended(
-            adapter, plan.appendable, upstreams, record, states, sql, node_id, relation
+            adapter, read, plan.appendable, upstreams, record, states, sql, node_id, relation
         )
         if isinstance(found, str):
             plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))
@@ -127,6 +128,7 @@ def refresh_plan(
 
 def _appended(
     adapter: LakehouseAdapter,
+    read: metadata.Reader,
     name: str,
     upstreams: list[Any],
     record: Recorded,
@@ -142,8 +144,9 @@ def _appended(
     if start is None or end is None:
         return f"{name} had no snapshot"
     unchanged = {s.name for s in states if s.name != name}
+    history = read(TableName.of(upstream)).snapshots
     found = incremental.appended_rows_sql(
-        adapter, sql, upstream, start, end, node_id, str(target), unchanged
+        adapter, sql, upstream, history, start, end, node_id, str(target), unchanged
     )
     return (
         found if isinstance(found, str) else {"kind": found[0], "sql": found[1], "view": found[2]}
@@ -190,13 +193,13 @@ def _configuration_change(plan: RefreshPlan, mode: str, target: str) -> RefreshP
 
 
 def _upstream_states(
-    query: reading.Query, upstreams: list[Any], untracked: list[str]
+    query: reading.Query, read: metadata.Reader, upstreams: list[Any], untracked: list[str]
 ) -> tuple[list[UpstreamState], list[str]]:
     states: list[UpstreamState] = []
     for upstream in upstreams:
         table = TableName.of(upstream)
         try:
-            states.append(reading.upstream_state(query, table))
+            states.append(reading.upstream_state(query, read, table))
         except (RelationMissingError, NamespaceMissingError):
             # A view has no snapshots; a missing table fails the query itself, naming it.
             untracked.append(str(table))
@@ -306,7 +309,9 @@ def status_sql(adapter: LakehouseAdapter, relation: Any, execute: bool) -> str:
         return empty
     table = TableName.of(relation)
     try:
-        record, statuses = reading.view_status(adapter._metadata_rows, table)
+        with adapter._spark_session(f"read the metadata of {table}") as spark:
+            read = metadata.reader(spark, adapter._metadata_rows)
+        record, statuses = reading.view_status(adapter._metadata_rows, read, table)
     except (RelationMissingError, NamespaceMissingError) as exc:
         raise DbtRuntimeError(f"lakehouse.mv_status: {table} does not exist.") from exc
     if not record.is_view:

@@ -25,6 +25,7 @@ from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.history import line_of
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv import aggregate
+from dbt.adapters.lakehouse.mv.metadata import Snapshot
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -126,6 +127,7 @@ def appended_rows_sql(
     adapter: LakehouseAdapter,
     sql: str,
     upstream: Any,
+    snapshots: Mapping[int, Snapshot],
     recorded: int,
     head: int,
     node_id: str,
@@ -134,13 +136,10 @@ def appended_rows_sql(
 ) -> tuple[str, str, str] | str:
     """(`append` or `merge`, the statement's SQL: the query over the upstream's rows appended
     after `recorded` up to `head` to insert, or the MERGE of it into `target`; the temporary
-    view holding those rows), or why the refresh cannot be incremental. `unchanged`: the other
-    upstreams, none of which moved."""
+    view holding those rows), or why the refresh cannot be incremental. `snapshots`: the
+    upstream's (metadata.py); `unchanged`: the other upstreams, none of which moved."""
     table = TableName.of(upstream)
-    found = adapter._metadata_rows(
-        f"select snapshot_id, parent_id, operation from {table.sql_name}.snapshots"
-    )
-    history = {int(r[0]): (None if r[1] is None else int(r[1]), str(r[2])) for r in found}
+    history = {snapshot_id: (s.parent, s.operation) for snapshot_id, s in snapshots.items()}
     if not appends_only(history, recorded, head):
         return f"a commit to {table} since snapshot {recorded} is not an append"
     view = "__dbt_lakehouse_mv_" + hashlib.sha1(node_id.encode()).hexdigest()[:12]

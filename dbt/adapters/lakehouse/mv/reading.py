@@ -1,21 +1,21 @@
 """A materialized view's record and its upstreams' `main`, read from Iceberg metadata only.
 
-Every read is a metadata table (`refs`, `snapshots`, `metadata_log_entries`) or the table's
-properties: a refresh that finds nothing changed runs no Spark job over data files. `query`
-runs one SQL statement and returns its rows, so dbt (the node's connection) and the
-`dbt-lakehouse mv status` command (a session of its own) share these readers.
+Every read is a table's metadata (`metadata`: a metadata.Reader, the JVM's copy of it or the
+metadata tables), its properties or DESCRIBE: a refresh that finds nothing changed runs no
+Spark job over data files. `query` runs one SQL statement and returns its rows, so dbt (the
+node's connection) and the `dbt-lakehouse mv status` command (a session of its own) share these
+readers.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from dbt.adapters.lakehouse.iceberg.metadata import format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.metadata import Reader, SqlMetadata
 from dbt.adapters.lakehouse.mv.state import (
-    PREFIX,
     REFRESHED_AT,
     Recorded,
     UpstreamState,
@@ -29,9 +29,9 @@ from dbt.adapters.lakehouse.mv.state import (
 Query = Callable[[str], Sequence[Sequence[Any]]]
 
 
-def upstream_state(query: Query, table: TableName) -> UpstreamState:
+def upstream_state(query: Query, metadata: Reader, table: TableName) -> UpstreamState:
     """The snapshot `main` points at (never an audited run's branch) and the current columns."""
-    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    snapshot = metadata(table).main
     # DESCRIBE reads the table's current schema from its metadata (no Spark job); the column
     # rows end where its partitioning section starts.
     columns: list[tuple[str, str]] = []
@@ -40,46 +40,38 @@ def upstream_state(query: Query, table: TableName) -> UpstreamState:
         if not name or name.startswith("#"):
             break
         columns.append((name, str(row[1])))
-    snapshot = int(heads[0][0]) if heads else None
     return UpstreamState(str(table), snapshot, schema_hash(columns))
 
 
 def view_properties(query: Query, table: TableName) -> dict[str, str]:
     """The table's `lakehouse.mv.*` properties (empty: not a materialized view of ours)."""
-    rows = query(f"show tblproperties {table.sql_name}")
-    return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(PREFIX)}
+    return dict(SqlMetadata(query, table).properties)
 
 
 def recorded(query: Query, table: TableName) -> Recorded:
     return recorded_of(view_properties(query, table))
 
 
-def build_of_main(query: Query, table: TableName) -> dict[str, str] | None:
+def build_of_main(metadata: Reader, table: TableName) -> dict[str, str] | None:
     """The record in the summary of the build the view's `main` holds (state.built_entries)."""
-    # As JSON: a map column's form differs between query paths (dbt's agate, Spark's rows).
-    found = query(
-        "select snapshot_id, parent_id, operation, "
-        f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))) "
-        f"from {table.sql_name}.snapshots"
-    )
-    heads = query(f"select snapshot_id from {table.sql_name}.refs where name = 'main'")
+    found = metadata(table)
     snapshots = {
-        int(r[0]): (None if r[1] is None else int(r[1]), str(r[2]), json.loads(r[3] or "{}"))
-        for r in found
+        snapshot_id: (s.parent, s.operation, s.entries)
+        for snapshot_id, s in found.snapshots.items()
     }
-    entries = built_entries(snapshots, int(heads[0][0]) if heads else None)
+    entries = built_entries(snapshots, found.main)
     return None if entries is None else dict(entries)
 
 
-def view_record(query: Query, table: TableName) -> tuple[Recorded, Recorded]:
+def view_record(metadata: Reader, table: TableName) -> tuple[Recorded, Recorded]:
     """(the record of the build `main` holds, the properties' mirror of it). The first is
     empty when `main` holds no build (rolled onto another writer's commit, or a table). A
     view built before its commits carried the whole record (only `refreshed_at`): its
     properties, when they name that build."""
-    mirror = recorded(query, table)
+    mirror = recorded_of(metadata(table).properties)
     if not mirror.is_view:
         return Recorded(), mirror
-    entries = build_of_main(query, table) or {}
+    entries = build_of_main(metadata, table) or {}
     summary = recorded_of(entries)
     if summary.is_view:
         return summary, mirror
@@ -87,31 +79,30 @@ def view_record(query: Query, table: TableName) -> tuple[Recorded, Recorded]:
     return (mirror if built and built == mirror.refreshed_at else Recorded()), mirror
 
 
-def holds_build(query: Query, table: TableName) -> bool:
+def holds_build(metadata: Reader, table: TableName) -> bool:
     """Whether `main` of the table holds a materialized view's build. Iceberg's CREATE OR
     REPLACE keeps earlier properties, so a table rebuilt by a `table` model keeps a former
     view's properties, but its commits carry no record."""
-    return view_record(query, table)[0].is_view
+    return view_record(metadata, table)[0].is_view
 
 
-def view_status(query: Query, table: TableName) -> tuple[Recorded, list[UpstreamStatus]]:
+def view_status(
+    query: Query, metadata: Reader, table: TableName
+) -> tuple[Recorded, list[UpstreamStatus]]:
     """The view's record, and per upstream how far its `main` moved since (histories read
-    from each upstream's snapshots table)."""
-    built, mirror = view_record(query, table)
+    from each upstream's snapshots)."""
+    built, mirror = view_record(metadata, table)
     # The properties when no build's record is found (a view built under Spark Connect, whose
     # commits carry none): what they claim is all there is.
     record = built if built.is_view else mirror
     found: list[UpstreamStatus] = []
     for name, snapshot in sorted(record.upstreams.items()):
         upstream = TableName(*_split(name))
-        now = upstream_state(query, upstream)
-        history = query(
-            "select snapshot_id, parent_id, unix_millis(committed_at) "
-            f"from {upstream.sql_name}.snapshots"
-        )
-        parents = {int(r[0]): (None if r[1] is None else int(r[1])) for r in history}
-        millis = {int(r[0]): int(r[2]) for r in history}
-        committed = {snapshot: format_millis(ms) for snapshot, ms in millis.items()}
+        now = upstream_state(query, metadata, upstream)
+        history = metadata(upstream).snapshots
+        parents = {snapshot_id: s.parent for snapshot_id, s in history.items()}
+        millis = {snapshot_id: s.committed_ms for snapshot_id, s in history.items()}
+        committed = {snapshot_id: format_millis(ms) for snapshot_id, ms in millis.items()}
         status = upstream_status(name, snapshot, now.snapshot_id, parents, committed, millis)
         if status.fresh and record.schemas.get(name) != now.schema:
             status = UpstreamStatus(

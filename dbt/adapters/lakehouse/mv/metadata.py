@@ -1,0 +1,146 @@
+"""A table's metadata as a materialized view's refresh reads it: the snapshot `main` points at,
+the snapshots (parent, operation, commit time, `lakehouse.mv.*` summary entries) and the
+`lakehouse.mv.*` table properties.
+
+With the driver's JVM in this process, from the table's current metadata in one py4j call
+(Iceberg's TableMetadataParser JSON, the file the catalog points at): no Spark job, a few
+milliseconds. Each metadata table read as SQL is a Spark job (tens to hundreds of ms on a warm
+engine), and a refresh reads several: they were most of a refresh's fixed cost
+(bench/RESULTS.md). Under Spark Connect (no JVM here), or for a table the JVM cannot load as
+an Iceberg table, from the metadata tables, each read when first needed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Protocol
+
+from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.state import PREFIX
+
+Query = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    parent: int | None
+    operation: str
+    committed_ms: int
+    entries: Mapping[str, str]  # the summary's lakehouse.mv.* entries
+
+
+class TableMetadata(Protocol):
+    @property
+    def main(self) -> int | None: ...
+
+    @property
+    def snapshots(self) -> Mapping[int, Snapshot]: ...
+
+    @property
+    def properties(self) -> Mapping[str, str]: ...
+
+
+@dataclass(frozen=True)
+class ParsedMetadata:
+    main: int | None
+    snapshots: Mapping[int, Snapshot]
+    properties: Mapping[str, str]
+
+
+def parse_metadata_json(text: str) -> ParsedMetadata:
+    """The parts of an Iceberg table metadata file (the JSON TableMetadataParser writes) a view's
+    refresh reads."""
+    found = json.loads(text)
+    refs = found.get("refs") or {}
+    main: int | None
+    if "main" in refs:
+        main = int(refs["main"]["snapshot-id"])
+    else:  # written before refs existed: the current snapshot is main's (-1: none)
+        current = found.get("current-snapshot-id")
+        main = None if current is None or int(current) < 0 else int(current)
+    snapshots = {}
+    for snapshot in found.get("snapshots") or []:
+        summary = snapshot.get("summary") or {}
+        parent = snapshot.get("parent-snapshot-id")
+        snapshots[int(snapshot["snapshot-id"])] = Snapshot(
+            None if parent is None else int(parent),
+            str(summary.get("operation", "")),
+            int(snapshot["timestamp-ms"]),
+            {k: str(v) for k, v in summary.items() if k.startswith(PREFIX)},
+        )
+    properties = {
+        k: str(v) for k, v in (found.get("properties") or {}).items() if k.startswith(PREFIX)
+    }
+    return ParsedMetadata(main, snapshots, properties)
+
+
+class SqlMetadata:
+    """From the metadata tables and SHOW TBLPROPERTIES, each read when first needed."""
+
+    def __init__(self, query: Query, table: TableName) -> None:
+        self.query, self.table = query, table
+
+    @cached_property
+    def main(self) -> int | None:
+        refs = f"{self.table.sql_name}.refs"
+        heads = self.query(f"select snapshot_id from {refs} where name = 'main'")
+        return int(heads[0][0]) if heads else None
+
+    @cached_property
+    def snapshots(self) -> Mapping[int, Snapshot]:
+        # The entries as JSON: a map column's form differs between query paths (dbt's agate,
+        # Spark's rows).
+        rows = self.query(
+            "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
+            f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))) "
+            f"from {self.table.sql_name}.snapshots"
+        )
+        return {
+            int(r[0]): Snapshot(
+                None if r[1] is None else int(r[1]), str(r[2]), int(r[3]), json.loads(r[4] or "{}")
+            )
+            for r in rows
+        }
+
+    @cached_property
+    def properties(self) -> Mapping[str, str]:
+        rows = self.query(f"show tblproperties {self.table.sql_name}")
+        return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(PREFIX)}
+
+
+Reader = Callable[[TableName], TableMetadata]
+
+
+def reader(spark: Any, query: Query) -> Reader:
+    """`table -> its metadata`, each table read once per reader (one refresh plan, one status):
+    from the JVM when this process has the driver's, else (or when the JVM cannot load the
+    table as Iceberg's: the metadata tables then fail as they always did) as SQL."""
+    read: dict[str, TableMetadata] = {}
+    jvm_here = spark is not None and not runtime.is_connect(spark)
+
+    def metadata(table: TableName) -> TableMetadata:
+        key = str(table)
+        if key not in read:
+            found = _from_jvm(spark, table) if jvm_here else None
+            read[key] = found if found is not None else SqlMetadata(query, table)
+        return read[key]
+
+    return metadata
+
+
+def _from_jvm(spark: Any, table: TableName) -> ParsedMetadata | None:
+    from dbt.adapters.lakehouse.iceberg import java
+
+    try:
+        iceberg = java.bridge(spark, "materialized views", "")
+        loaded = iceberg.load(spark, table.sql_name)
+        current = loaded.operations().current()
+        return parse_metadata_json(iceberg.metadata_json(current))
+    except Exception:
+        # Missing, a view, not Iceberg: the SQL reads fail with the catalog's own error, which
+        # the callers already map (RelationMissingError: an untracked upstream).
+        return None

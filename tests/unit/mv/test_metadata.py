@@ -1,0 +1,101 @@
+"""A table's metadata as a view's refresh reads it (mv/metadata.py): Iceberg's metadata JSON
+parsed, and the metadata tables read only when needed. That the JVM's reading and the metadata
+tables' agree on real tables: tests/functional/adapter/test_materialized_view.py (its relation
+type comes from the metadata tables) and tests/functional/lakehouse/test_materialized_views.py."""
+
+from __future__ import annotations
+
+import json
+
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.metadata import Snapshot, SqlMetadata, parse_metadata_json, reader
+
+# The shape TableMetadataParser writes (format v2), trimmed to what is read and a little more.
+METADATA = {
+    "format-version": 2,
+    "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+    "location": "s3://bucket/warehouse/bench/mv",
+    "last-updated-ms": 1795858752000,
+    "properties": {
+        "lakehouse.mv.sql_hash": "ab12",
+        "lakehouse.mv.upstream.lakehouse.bench.events": "22",
+        "write.format.default": "parquet",
+    },
+    "current-snapshot-id": 33,
+    "refs": {"main": {"snapshot-id": 33, "type": "branch"}, "audit_1": {"snapshot-id": 44}},
+    "snapshots": [
+        {
+            "snapshot-id": 11,
+            "timestamp-ms": 1795858700000,
+            "summary": {"operation": "append", "added-records": "10"},
+        },
+        {
+            "snapshot-id": 33,
+            "parent-snapshot-id": 11,
+            "timestamp-ms": 1795858750000,
+            "summary": {
+                "operation": "overwrite",
+                "lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z",
+                "lakehouse.node": "model.p.mv",
+            },
+        },
+        {
+            "snapshot-id": 44,
+            "parent-snapshot-id": 33,
+            "timestamp-ms": 1795858760000,
+            "summary": {"operation": "append"},
+        },
+    ],
+}
+
+
+def test_main_snapshots_and_the_views_properties_from_the_metadata_json() -> None:
+    found = parse_metadata_json(json.dumps(METADATA))
+    assert found.main == 33  # main's ref, not the audit branch's 44
+    assert found.snapshots == {
+        11: Snapshot(None, "append", 1795858700000, {}),
+        33: Snapshot(
+            11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z"}
+        ),
+        44: Snapshot(33, "append", 1795858760000, {}),
+    }
+    assert found.properties == {
+        "lakehouse.mv.sql_hash": "ab12",
+        "lakehouse.mv.upstream.lakehouse.bench.events": "22",
+    }
+
+
+def test_metadata_without_refs_or_snapshots() -> None:
+    older = {k: v for k, v in METADATA.items() if k != "refs"}
+    assert parse_metadata_json(json.dumps(older)).main == 33
+    empty = {"format-version": 2, "current-snapshot-id": -1, "snapshots": [], "properties": {}}
+    found = parse_metadata_json(json.dumps(empty))
+    assert (found.main, dict(found.snapshots), dict(found.properties)) == (None, {}, {})
+
+
+def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
+    asked: list[str] = []
+    rows = {
+        "refs": [(33,)],
+        "snapshots": [
+            (11, None, "append", 1795858700000, "{}"),
+            (33, 11, "overwrite", 1795858750000, '{"lakehouse.mv.refreshed_at":"t"}'),
+        ],
+        "show tblproperties": [("lakehouse.mv.sql_hash", "ab12"), ("provider", "iceberg")],
+    }
+
+    def query(sql: str) -> list[tuple]:
+        asked.append(sql)
+        return next(found for key, found in rows.items() if key in sql)
+
+    # No JVM handed over (as under Spark Connect): SQL, each table's reading kept.
+    read = reader(None, query)
+    table = TableName("lakehouse", "bench", "mv")
+    assert isinstance(read(table), SqlMetadata) and asked == []
+    assert read(table).main == 33 and read(table).main == 33
+    assert len(asked) == 1 and "where name = 'main'" in asked[0]
+    assert read(table).snapshots[33] == Snapshot(
+        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}
+    )
+    assert read(table).properties == {"lakehouse.mv.sql_hash": "ab12"}
+    assert len(asked) == 3
