@@ -76,3 +76,35 @@ def test_another_java_has_its_own_archive(java: str, tmp_path: Path) -> None:
 def test_switched_off(java: str, tmp_path: Path) -> None:
     assert classarchive.java_options(java, tmp_path, {"LAKEHOUSE_CLASS_ARCHIVE": "0"}) == []
     assert not (tmp_path / "class-archive").exists()
+
+
+def test_pyspark_installed_again_at_the_same_path_gets_a_new_archive(
+    java: str, tmp_path: Path
+) -> None:
+    # The JVM refuses an archive whose jars changed; the key must change with them.
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    before = classarchive.runtime_key(java, jars)
+    jars.rmdir()
+    jars.mkdir()
+    os.utime(jars, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    assert classarchive.runtime_key(java, jars) != before
+
+
+def test_archives_unused_for_weeks_are_deleted_and_the_one_in_use_kept(
+    java: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "class-archive"
+    folder.mkdir()
+    key = classarchive.runtime_key(java)
+    mapped = folder / f"{key}.jsa"
+    stale, recent = folder / "0123456789abcdef.jsa", folder / "fedcba9876543210.jsa"
+    for archive in (mapped, stale, recent):
+        archive.write_bytes(b"archive")
+    aged(stale, (classarchive.PRUNE_DAYS + 1) * 86400)
+    aged(recent, 86400)
+    aged(mapped, 30 * 86400)
+    [option] = classarchive.java_options(java, tmp_path, {})
+    assert option == f"-XX:SharedArchiveFile={mapped}"
+    assert sorted(p.name for p in folder.glob("*.jsa")) == sorted([mapped.name, recent.name])
+    assert time.time() - mapped.stat().st_mtime < 60  # touched: in use

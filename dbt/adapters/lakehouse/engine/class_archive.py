@@ -7,7 +7,8 @@ dumps one as its JVM exits (`-XX:ArchiveClassesAtExit`) to a file named after it
 a later start, once that process is gone, adopts the file under the runtime's name with an
 atomic rename and maps it (`-XX:SharedArchiveFile`). The JVM checks an archive against its own
 version and classpath and, under the default `-Xshare:auto`, runs without one that does not
-match or is incomplete: a bad archive costs the gain, never the run.
+match or is incomplete: a bad archive costs the gain, never the run. Archives not mapped for
+PRUNE_DAYS (another java or pyspark since) are deleted: each is about 200 MB.
 LAKEHOUSE_CLASS_ARCHIVE=0 turns this off.
 """
 
@@ -24,15 +25,25 @@ from dbt.adapters.lakehouse.engine.launch import process_running
 # A dump is written after its Python process has exited (the JVM outlives it by seconds):
 # a file is only adopted once it has not changed for this long.
 SETTLE_SECONDS = 30.0
+PRUNE_DAYS = 14.0
 
 
-def runtime_key(java: str) -> str:
-    """What an archive is valid for: this java binary and this pyspark's jars."""
+def runtime_key(java: str, jars: Path | None = None) -> str:
+    """What an archive is valid for: this java binary and this pyspark's jars, as installed.
+    The JVM checks each jar's size and time against the archive's: a virtualenv made again at
+    the same path (or pyspark reinstalled) has new jars, and the folder's time says so. Without
+    it the old archive kept its name and was never replaced, and every start ran without one."""
     import pyspark
 
     java_path = Path(java).resolve()
-    jars = Path(pyspark.__file__).parent / "jars"
-    parts = [str(java_path), str(java_path.stat().st_mtime_ns), pyspark.__version__, str(jars)]
+    jars = jars or Path(pyspark.__file__).parent / "jars"
+    parts = [
+        str(java_path),
+        str(java_path.stat().st_mtime_ns),
+        pyspark.__version__,
+        str(jars),
+        str(jars.stat().st_mtime_ns),
+    ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -65,17 +76,32 @@ def _settle(folder: Path, key: str, archive: Path) -> None:
         extra.unlink(missing_ok=True)
 
 
-def java_options(java: str, cache: Path, env: Mapping[str, str]) -> list[str]:
+def _prune(folder: Path, archive: Path) -> None:
+    """Delete archives not mapped for PRUNE_DAYS (their time is touched at each use)."""
+    oldest = time.time() - PRUNE_DAYS * 86400
+    for other in folder.glob("*.jsa"):
+        try:
+            if other != archive and other.stat().st_mtime < oldest:
+                other.unlink()
+        except OSError:
+            continue  # another process pruned it, or the cache is read-only
+
+
+def java_options(
+    java: str, cache: Path, env: Mapping[str, str], jars: Path | None = None
+) -> list[str]:
     """The JVM flags for this start: map the runtime's archive, or dump one at exit."""
     if env.get("LAKEHOUSE_CLASS_ARCHIVE", "1") == "0":
         return []
     try:
-        key = runtime_key(java)
+        key = runtime_key(java, jars)
         folder = cache / "class-archive"
         folder.mkdir(parents=True, exist_ok=True)
         archive = folder / f"{key}.jsa"
         _settle(folder, key, archive)
+        _prune(folder, archive)
         if archive.is_file():
+            os.utime(archive)  # in use: not pruned
             return [f"-XX:SharedArchiveFile={archive}"]
         if any(folder.glob(f"{key}.*.dump")):
             return []  # another run's dump is on its way
