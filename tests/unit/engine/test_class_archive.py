@@ -108,3 +108,13 @@ def test_archives_unused_for_weeks_are_deleted_and_the_one_in_use_kept(
     assert option == f"-XX:SharedArchiveFile={mapped}"
     assert sorted(p.name for p in folder.glob("*.jsa")) == sorted([mapped.name, recent.name])
     assert time.time() - mapped.stat().st_mtime < 60  # touched: in use
+
+
+def test_priming_does_nothing_when_switched_off_or_already_there(java: str, tmp_path: Path) -> None:
+    # A real prime starts a JVM: `dbt-lakehouse install` runs it (scripts/install-tests.sh).
+    off = classarchive.prime(java, tmp_path, {"LAKEHOUSE_CLASS_ARCHIVE": "0"})
+    assert off == "class-data archive: off (LAKEHOUSE_CLASS_ARCHIVE=0)"
+    folder = tmp_path / "class-archive"
+    folder.mkdir()
+    (folder / f"{classarchive.runtime_key(java)}.jsa").write_bytes(b"archive")
+    assert classarchive.prime(java, tmp_path, {}) == "class-data archive: ready"

@@ -53,7 +53,21 @@ def _install(args: argparse.Namespace) -> int:
             f"profiles need; a session fetches them when one does. Reason: {why}",
             file=sys.stderr,
         )
+    if args.class_archive:
+        _prime_class_archive()
     return 0
+
+
+def _prime_class_archive() -> None:
+    """The driver JVM's class-data archive made now (engine/class_archive.py), so that the
+    first commands start with it; without java here the first command says what is missing."""
+    from dbt.adapters.lakehouse.engine import class_archive
+    from dbt.adapters.lakehouse.engine.launch import java_executable
+
+    java = java_executable()
+    if java is None:
+        return
+    print(class_archive.prime(java, cache_dir(), os.environ), flush=True)
 
 
 def _jars(_: argparse.Namespace) -> int:
@@ -153,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         "--embedded",
         action="store_true",
         help=f"only what the embedded lakehouse needs ({', '.join(EMBEDDED_NEEDS)})",
+    )
+    install.add_argument(
+        "--class-archive",
+        action="store_true",
+        help="also make the driver JVM's class-data archive now (a short Spark job), rather "
+        "than at the exit of the first command's JVM: for many JVM starts to come (the tests)",
     )
     install.set_defaults(run=_install)
     commands.add_parser("jars", help="show where each jar is found").set_defaults(run=_jars)

@@ -108,3 +108,67 @@ def java_options(
         return [f"-XX:ArchiveClassesAtExit={folder / f'{key}.{os.getpid()}.dump'}"]
     except OSError:
         return []  # a read-only or full cache: run without the archive
+
+
+# A short Spark job in a JVM of its own: SQL parsed and planned, Parquet written and read back,
+# a shuffle. Its classes are what every dbt command's JVM loads first; the jars of spark.jars
+# (Iceberg's) come through a class loader no archive holds.
+_PRIME_JOB = """
+import sys, tempfile
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").appName("dbt-lakehouse class archive")
+         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1")
+         .config("spark.driver.extraJavaOptions", sys.argv[1]).getOrCreate())
+with tempfile.TemporaryDirectory() as folder:
+    spark.range(1000).selectExpr("id", "id % 7 as k").write.parquet(folder + "/t")
+    spark.sql(f"select k, count(*) from parquet.`{folder}/t` group by k order by k").collect()
+with open(sys.argv[2], "w") as pid:
+    pid.write(str(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()))
+"""
+
+
+def prime(java: str, cache: Path, env: Mapping[str, str], timeout: float = 300.0) -> str:
+    """Make the runtime's archive now, from a short JVM of its own (`dbt-lakehouse install`),
+    rather than at the exit of the first command's JVM: a warm engine lives for minutes, and
+    every JVM started meanwhile runs without one. One line saying what was done."""
+    import subprocess
+    import sys
+    import tempfile
+
+    if env.get("LAKEHOUSE_CLASS_ARCHIVE", "1") == "0":
+        return "class-data archive: off (LAKEHOUSE_CLASS_ARCHIVE=0)"
+    key = runtime_key(java)
+    folder = cache / "class-archive"
+    archive = folder / f"{key}.jsa"
+    options = java_options(java, cache, env)
+    if archive.is_file() or not options:
+        return f"class-data archive: {'ready' if archive.is_file() else 'being written'}"
+    dump = Path(options[0].split("=", 1)[1])
+    began = time.monotonic()
+    child_env = {**env, "JAVA_HOME": str(Path(java).resolve().parent.parent)}
+    with tempfile.TemporaryDirectory() as scratch:
+        log, pid_file = Path(scratch) / "jvm.log", Path(scratch) / "jvm.pid"
+        # Into a file, not a pipe: the JVM keeps its parent's output open while it writes the
+        # archive, after the Python process has gone.
+        with log.open("wb") as output:
+            done = subprocess.run(
+                [sys.executable, "-c", _PRIME_JOB, options[0], str(pid_file)],
+                env=child_env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+            )
+        pid = pid_file.read_text().strip() if pid_file.is_file() else ""
+        if done.returncode != 0 or not pid.isdigit():
+            dump.unlink(missing_ok=True)
+            said = [x for x in log.read_text(errors="replace").splitlines() if "[cds]" not in x]
+            return f"class-data archive: not made (the JVM failed: {' '.join(said[-3:])[-300:]})"
+        # The JVM writes the archive as it exits, after its Python process has gone.
+        while process_running(int(pid)) and time.monotonic() - began < timeout:
+            time.sleep(0.2)
+    if process_running(int(pid)) or not dump.is_file() or dump.stat().st_size == 0:
+        return "class-data archive: not made (the JVM wrote none); the first command makes one"
+    os.replace(dump, archive)
+    size = archive.stat().st_size / 1048576
+    return f"class-data archive: {archive} ({size:.0f} MB) in {time.monotonic() - began:.0f} s"
