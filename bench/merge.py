@@ -144,6 +144,16 @@ def ours_project(
     write_profiles(project, PROFILE, target)
 
 
+def node_sample(project: Path, process: Sample) -> Sample:
+    """The node's own execution time, from the run's target/run_results.json."""
+    results = project / "target" / "run_results.json"
+    if not process.ok or not results.exists():
+        return Sample(0.0, process.peak_rss_mb, False, process.note or "no run_results.json")
+    result = json.loads(results.read_text())["results"][0]
+    ok = result["status"] == "success"
+    return Sample(result["execution_time"], process.peak_rss_mb, ok, "" if ok else result["status"])
+
+
 # --- checks ------------------------------------------------------------------------------------
 
 
@@ -296,8 +306,7 @@ def main() -> None:
             if not ready.ok:
                 series[batch]["node"].samples.append(failed_setup("ours", ready))
                 return failed_setup("ours", ready)
-            results = project / "target" / "run_results.json"
-            results.unlink(missing_ok=True)
+            (project / "target" / "run_results.json").unlink(missing_ok=True)
             command = dbt_command("run", "--select", f"merge_{batch}", project=project)
             sample = run_timed(
                 command, project, env=ours_env, log=work / f"ours-{batch}-{round_no}.log"
@@ -306,14 +315,7 @@ def main() -> None:
                 _, rss = engine_state(engine_home)
                 if rss is not None:
                     engine_rss.append(rss)
-            node = Sample(0.0, sample.peak_rss_mb, False, sample.note or "no run_results.json")
-            if sample.ok and results.exists():
-                result = json.loads(results.read_text())["results"][0]
-                ok = result["status"] == "success"
-                node = Sample(
-                    result["execution_time"], sample.peak_rss_mb, ok, "" if ok else result["status"]
-                )
-            series[batch]["node"].samples.append(node)
+            series[batch]["node"].samples.append(node_sample(project, sample))
             return sample
 
         return run
