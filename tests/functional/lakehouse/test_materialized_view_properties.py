@@ -88,11 +88,17 @@ class Lane:
             self.next_id += 1
             k = self.random.choice(keys)
             v = self.random.choice((None, *range(-2, 9)))
+            # Spark 3.5 wants a value for every column named, the ones added since too.
+            added = ", null" * self.columns
             found.append(
                 f"({self.next_id}, {'null' if k is None else repr(k)}, "
-                f"{'null' if v is None else v})"
+                f"{'null' if v is None else v}{added})"
             )
         return ", ".join(found)
+
+    def insert(self) -> None:
+        added = "".join(f", c{n}" for n in range(1, self.columns + 1))
+        self.project.run_sql(f"insert into {self.name} (id, k, v{added}) values {self.values()}")
 
     def head(self) -> int | None:
         self.project.run_sql(f"refresh table {self.name}")
@@ -103,7 +109,7 @@ class Lane:
 
     def create(self) -> None:
         self.project.run_sql(f"create table {self.name} (id int, k string, v int) using iceberg")
-        self.project.run_sql(f"insert into {self.name} (id, k, v) values {self.values()}")
+        self.insert()
 
     def step(self) -> tuple[list[str], str]:
         """Apply one or two random operations: (their names, what the upstream did:
@@ -117,7 +123,7 @@ class Lane:
             before = self.head() if rewrites else None
             r = self.random.randint(0, 3)
             if operation == "insert":
-                self.project.run_sql(f"insert into {self.name} (id, k, v) values {self.values()}")
+                self.insert()
             elif operation == "update":
                 self.project.run_sql(f"update {self.name} set v = v + 1 where id % 4 = {r}")
             elif operation == "delete":
