@@ -144,14 +144,21 @@ def ours_project(
     write_profiles(project, PROFILE, target)
 
 
-def node_sample(project: Path, process: Sample) -> Sample:
-    """The node's own execution time, from the run's target/run_results.json."""
+def run_node(project: Path, model: str, env: dict[str, str], log: Path) -> tuple[Sample, Sample]:
+    """`dbt run --select model` in a fresh process: (the process, the node's own execution time
+    from that run's target/run_results.json)."""
     results = project / "target" / "run_results.json"
+    results.unlink(missing_ok=True)
+    command = dbt_command("run", "--select", model, project=project)
+    process = run_timed(command, project, env=env, log=log)
     if not process.ok or not results.exists():
-        return Sample(0.0, process.peak_rss_mb, False, process.note or "no run_results.json")
+        return process, Sample(
+            0.0, process.peak_rss_mb, False, process.note or "no run_results.json"
+        )
     result = json.loads(results.read_text())["results"][0]
     ok = result["status"] == "success"
-    return Sample(result["execution_time"], process.peak_rss_mb, ok, "" if ok else result["status"])
+    node = Sample(result["execution_time"], process.peak_rss_mb, ok, "" if ok else result["status"])
+    return process, node
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -306,16 +313,13 @@ def main() -> None:
             if not ready.ok:
                 series[batch]["node"].samples.append(failed_setup("ours", ready))
                 return failed_setup("ours", ready)
-            (project / "target" / "run_results.json").unlink(missing_ok=True)
-            command = dbt_command("run", "--select", f"merge_{batch}", project=project)
-            sample = run_timed(
-                command, project, env=ours_env, log=work / f"ours-{batch}-{round_no}.log"
-            )
+            log = work / f"ours-{batch}-{round_no}.log"
+            sample, node = run_node(project, f"merge_{batch}", ours_env, log)
             if args.engine == "warm":
                 _, rss = engine_state(engine_home)
                 if rss is not None:
                     engine_rss.append(rss)
-            series[batch]["node"].samples.append(node_sample(project, sample))
+            series[batch]["node"].samples.append(node)
             return sample
 
         return run

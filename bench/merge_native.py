@@ -31,7 +31,7 @@ from harness import (  # noqa: E402
     run_timed,
     stop_engines,
 )
-from merge import check, human, node_sample, ours_counts, ours_project  # noqa: E402
+from merge import check, human, ours_counts, ours_project, run_node  # noqa: E402
 
 SIDES = {"native": "comet", "jvm": None}
 
@@ -69,10 +69,8 @@ def main() -> None:
             failed = Sample(0.0, 0.0, False, f"setup failed: {built.note}")
             node[side].samples.append(failed)
             return failed
-        (project / "target" / "run_results.json").unlink(missing_ok=True)
-        command = dbt_command("run", "--select", model, project=project)
-        sample = run_timed(command, project, env=envs[side], log=work / f"{side}-{round_no}.log")
-        node[side].samples.append(node_sample(project, sample))
+        sample, timed = run_node(project, model, envs[side], work / f"{side}-{round_no}.log")
+        node[side].samples.append(timed)
         return sample
 
     try:
