@@ -7,7 +7,8 @@ a step is one or two operations (insert, update, delete, overwrite, a column add
 and then one `dbt run` that refreshes every lane's views at once, so the whole test costs one
 project and STEPS + 1 dbt invocations. Per lane, two views: filters and projections
 (incremental `INSERT` after appends only) and a GROUP BY of sum / count / min / max (incremental
-`MERGE` after appends only); the first lane has two more: a GROUP BY with avg (never
+`MERGE` after appends only: by a MERGE statement in one lane, by a rewrite of the view in the
+others); the first lane has two more: a GROUP BY with avg (never
 incremental: `REFRESH`), and an inner join with the second lane's table (`INSERT` when one side
 only appended and the other did nothing). The kind observed is the node's adapter_response
 code; the rows are compared with EXCEPT ALL both ways against the model's compiled SQL run
@@ -39,7 +40,7 @@ where v is null or v > 2
 """
 
 AGGREGATE_SQL = """
-{{{{ config(materialized='materialized_view') }}}}
+{{{{ config(materialized='materialized_view', mv_regroup_max_bytes={regroup}) }}}}
 select k, sum(v) as total, count(*) as n, count(v) as n_v, min(v) as lo, max(v) as hi
 from {{{{ source('raw', 'up_{seed}') }}}}
 where id % 5 <> 0
@@ -60,6 +61,10 @@ from {{{{ source('raw', 'up_{seed}') }}}} s
 join {{{{ source('raw', 'up_{other}') }}}} o on s.k = o.k
 where s.v is null or s.v > 0
 """
+
+# How each lane's GROUP BY view folds appended groups in (mv/aggregate.py): the second lane's
+# always by MERGE, the others' (small views) by rewriting the view regrouped.
+REGROUP_MAX_BYTES = {1: "none", 2: "0", 8: "none"}
 
 # The refresh each view's shape gets after appends only (docs/materialized-views.md).
 AFTER_APPENDS = {"rows": "INSERT", "agg": "MERGE", "avg": "REFRESH", "join": "INSERT"}
@@ -218,7 +223,9 @@ class TestMaterializedViewHistories:
         found = {"sources.yml": sources_yml()}
         for model in view_names():
             kind, seed = model.split("_")
-            found[f"{model}.sql"] = shapes[kind].format(seed=seed, other=SEEDS[1])
+            found[f"{model}.sql"] = shapes[kind].format(
+                seed=seed, other=SEEDS[1], regroup=REGROUP_MAX_BYTES[int(seed)]
+            )
         return found
 
     @pytest.mark.only_profile("local")
@@ -253,6 +260,7 @@ class TestMaterializedViewHistories:
         assert {r.adapter_response["code"] for r in results.results} == {"CREATE"}
         assert mismatches(project, models) == dict.fromkeys(models, 0)
         seen: set[str] = set()
+        merged: set[str] = set()
         joined: list[str] = []
         for step in range(STEPS):
             history: dict[int, list[str]] = {}
@@ -270,8 +278,12 @@ class TestMaterializedViewHistories:
             assert codes == expected, where
             assert mismatches(project, models) == dict.fromkeys(models, 0), where
             seen.update(codes.values())
+            merged.update(name for name, code in codes.items() if code == "MERGE")
             joined.append(codes[f"join_{SEEDS[0]}"])
         # The seeds are chosen so that every kind of refresh happens at least once, and the
         # join is refreshed both by an insert (one side appended) and whole.
         assert seen == {"NO CHANGE", "INSERT", "MERGE", "REFRESH"}, seen
         assert {"INSERT", "REFRESH"} <= set(joined), joined
+        # Both ways of folding groups in ran: a MERGE statement and a rewrite regrouped.
+        by_merge = {f"agg_{seed}" for seed, limit in REGROUP_MAX_BYTES.items() if limit == "0"}
+        assert by_merge & merged and merged - by_merge, merged

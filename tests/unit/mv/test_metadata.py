@@ -35,6 +35,7 @@ METADATA = {
             "timestamp-ms": 1795858750000,
             "summary": {
                 "operation": "overwrite",
+                "total-files-size": "4096",
                 "lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z",
                 "lakehouse.node": "model.p.mv",
             },
@@ -55,7 +56,11 @@ def test_main_snapshots_and_the_views_properties_from_the_metadata_json() -> Non
     assert found.snapshots == {
         11: Snapshot(None, "append", 1795858700000, {}),
         33: Snapshot(
-            11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z"}
+            11,
+            "overwrite",
+            1795858750000,
+            {"lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z"},
+            4096,
         ),
         44: Snapshot(33, "append", 1795858760000, {}),
     }
@@ -78,8 +83,8 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     rows = {
         "refs": [(33,)],
         "snapshots": [
-            (11, None, "append", 1795858700000, "{}"),
-            (33, 11, "overwrite", 1795858750000, '{"lakehouse.mv.refreshed_at":"t"}'),
+            (11, None, "append", 1795858700000, "{}", None),
+            (33, 11, "overwrite", 1795858750000, '{"lakehouse.mv.refreshed_at":"t"}', "512"),
         ],
         "show tblproperties": [("lakehouse.mv.sql_hash", "ab12"), ("provider", "iceberg")],
     }
@@ -95,7 +100,8 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     assert read(table).main == 33 and read(table).main == 33
     assert len(asked) == 1 and "where name = 'main'" in asked[0]
     assert read(table).snapshots[33] == Snapshot(
-        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}
+        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}, 512
     )
+    assert read(table).snapshots[11].total_bytes is None
     assert read(table).properties == {"lakehouse.mv.sql_hash": "ab12"}
     assert len(asked) == 3

@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
-from dbt.adapters.lakehouse.mv import freshness, incremental, metadata, reading
+from dbt.adapters.lakehouse.mv import aggregate, freshness, incremental, metadata, reading
 from dbt.adapters.lakehouse.mv.state import (
     CONFIG_HASH,
     CONFIGURATION_CHANGE_MODES,
@@ -105,7 +105,16 @@ def refresh_plan(
         )
     if plan.action == "rebuild" and plan.appendable and not plan.config_changed and record:
         found = _appended(
-            adapter, read, plan.appendable, upstreams, record, states, sql, node_id, relation
+            adapter,
+            read,
+            plan.appendable,
+            upstreams,
+            record,
+            states,
+            sql,
+            node_id,
+            relation,
+            aggregate.regroup_max_bytes(config.get("mv_regroup_max_bytes")),
         )
         if isinstance(found, str):
             plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))
@@ -136,17 +145,31 @@ def _appended(
     sql: str,
     node_id: str,
     target: Any,
+    regroup_max_bytes: int,
 ) -> dict[str, str] | str:
     """{kind, sql, view} of an incremental refresh (`append`: rows to insert; `merge`: the
-    MERGE statement) when incremental.py proves it exact, else why not."""
+    statement folding the aggregate in) when incremental.py proves it exact, else why not."""
     upstream = next(u for u in upstreams if str(TableName.of(u)) == name)
     start, end = record.upstreams[name], next(s.snapshot_id for s in states if s.name == name)
     if start is None or end is None:
         return f"{name} had no snapshot"
     unchanged = {s.name for s in states if s.name != name}
     history = read(TableName.of(upstream)).snapshots
+    # The view's size at main picks how a GROUP BY is folded in (aggregate.fold_sql).
+    view = read(TableName.of(target))
+    head = view.snapshots.get(view.main) if view.main is not None else None
+    view_bytes = head.total_bytes if head is not None else None
     found = incremental.appended_rows_sql(
-        adapter, sql, upstream, history, start, end, node_id, str(target), unchanged
+        adapter,
+        sql,
+        upstream,
+        history,
+        start,
+        end,
+        node_id,
+        str(target),
+        unchanged,
+        (view_bytes, regroup_max_bytes),
     )
     return (
         found if isinstance(found, str) else {"kind": found[0], "sql": found[1], "view": found[2]}

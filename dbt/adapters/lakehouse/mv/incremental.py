@@ -133,11 +133,13 @@ def appended_rows_sql(
     node_id: str,
     target: str,
     unchanged: set[str],
+    fold: tuple[int | None, int] = (None, aggregate.REGROUP_MAX_BYTES),
 ) -> tuple[str, str, str] | str:
     """(`append` or `merge`, the statement's SQL: the query over the upstream's rows appended
     after `recorded` up to `head` to insert, or the MERGE of it into `target`; the temporary
     view holding those rows), or why the refresh cannot be incremental. `snapshots`: the
-    upstream's (metadata.py); `unchanged`: the other upstreams, none of which moved."""
+    upstream's (metadata.py); `unchanged`: the other upstreams, none of which moved; `fold`:
+    the view's bytes and the size up to which it is rewritten whole (aggregate.fold_sql)."""
     table = TableName.of(upstream)
     history = {snapshot_id: (s.parent, s.operation) for snapshot_id, s in snapshots.items()}
     if not appends_only(history, recorded, head):
@@ -160,5 +162,5 @@ def appended_rows_sql(
         appended.createOrReplaceTempView(view)
     kind, columns = shaped
     if kind == "merge":
-        return kind, aggregate.merge_sql(target, columns, query), view
+        return kind, aggregate.fold_sql(target, columns, query, *fold), view
     return kind, query, view

@@ -23,6 +23,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import PREFIX
 
 Query = Callable[[str], Any]
+TOTAL_BYTES = "total-files-size"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,9 @@ class Snapshot:
     operation: str
     committed_ms: int
     entries: Mapping[str, str]  # the summary's lakehouse.mv.* entries
+    # The table's data and delete files at this snapshot, in bytes (the summary's
+    # total-files-size; None when a writer left it out).
+    total_bytes: int | None = None
 
 
 class TableMetadata(Protocol):
@@ -49,6 +53,10 @@ class ParsedMetadata:
     main: int | None
     snapshots: Mapping[int, Snapshot]
     properties: Mapping[str, str]
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def parse_metadata_json(text: str) -> ParsedMetadata:
@@ -71,6 +79,7 @@ def parse_metadata_json(text: str) -> ParsedMetadata:
             str(summary.get("operation", "")),
             int(snapshot["timestamp-ms"]),
             {k: str(v) for k, v in summary.items() if k.startswith(PREFIX)},
+            _int_or_none(summary.get(TOTAL_BYTES)),
         )
     properties = {
         k: str(v) for k, v in (found.get("properties") or {}).items() if k.startswith(PREFIX)
@@ -96,12 +105,16 @@ class SqlMetadata:
         # Spark's rows).
         rows = self.query(
             "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
-            f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))) "
-            f"from {self.table.sql_name}.snapshots"
+            f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))), "
+            f"summary['{TOTAL_BYTES}'] from {self.table.sql_name}.snapshots"
         )
         return {
             int(r[0]): Snapshot(
-                None if r[1] is None else int(r[1]), str(r[2]), int(r[3]), json.loads(r[4] or "{}")
+                _int_or_none(r[1]),
+                str(r[2]),
+                int(r[3]),
+                json.loads(r[4] or "{}"),
+                _int_or_none(r[5]),
             )
             for r in rows
         }

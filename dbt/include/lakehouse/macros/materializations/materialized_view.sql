@@ -10,7 +10,8 @@
       - append: filters and projections over one upstream that only appended since: the
         query over the appended rows is inserted;
       - merge: a GROUP BY of sum/count/min/max over the same: the aggregate over the
-        appended rows is merged into the view, group by group;
+        appended rows is merged into the view, group by group (a small view is rewritten
+        whole, regrouped: mv/aggregate.py);
       - skip: an audited run (its upstreams' rows are on its branch, not main). -#}
   {%- set identifier = model['alias'] -%}
   {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -26,12 +27,13 @@
   {%- do adapter.mv_check_freshness(config.get('mv_freshness'), model.name) -%}
   {%- do lakehouse_maintenance_check() -%}
   {%- set found = lakehouse_mv_upstreams() -%}
-  {%- set watched = {} -%}
-  {%- for key in ['partition_by', 'table_properties', 'write_order_by', 'format_version'] -%}
-    {%- do watched.update({key: config.get(key)}) -%}
+  {#- The watched settings (a change is a configuration change) and how a GROUP BY is folded. -#}
+  {%- set settings = {} -%}
+  {%- for key in ['partition_by', 'table_properties', 'write_order_by', 'format_version', 'mv_regroup_max_bytes'] -%}
+    {%- do settings.update({key: config.get(key)}) -%}
   {%- endfor -%}
   {%- set plan = adapter.mv_refresh_plan(target_relation, existing, found[0], found[1], compiled_code,
-                                         watched, should_full_refresh(),
+                                         settings, should_full_refresh(),
                                          config.get('on_configuration_change'), model.unique_id) -%}
   {{ run_hooks(pre_hooks) }}
   {%- if plan['action'] in ('noop', 'skip') -%}
