@@ -8,11 +8,12 @@ and then one `dbt run` that refreshes every lane's views at once, so the whole t
 project and STEPS + 1 dbt invocations. Per lane, two views: filters and projections
 (incremental `INSERT` after appends only) and a GROUP BY of sum / count / min / max (incremental
 `MERGE` after appends only: by a MERGE statement in one lane, by a rewrite of the view in the
-others); the first lane has two more: a GROUP BY with avg (never
-incremental: `REFRESH`), and an inner join with the second lane's table (`INSERT` when one side
-only appended and the other did nothing). The kind observed is the node's adapter_response
-code; the rows are compared with EXCEPT ALL both ways against the model's compiled SQL run
-directly (a rebuild from scratch: first run, rerun and --full-refresh must all agree with it)."""
+others); the first lane has three more: a GROUP BY with avg (never incremental: `REFRESH`),
+an inner join with the second lane's table (`INSERT` when one side only appended and the other
+did nothing), and a GROUP BY over that join (`MERGE` then). The kind observed is the node's
+adapter_response code; the rows are compared with EXCEPT ALL both ways against the model's
+compiled SQL run directly (a rebuild from scratch: first run, rerun and --full-refresh must all
+agree with it)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,26 @@ where s.v is null or s.v > 0
 # always by MERGE, the others' (small views) by rewriting the view regrouped.
 REGROUP_MAX_BYTES = {1: "none", 2: "0", 8: "none"}
 
+# A GROUP BY over the same join, keyed by the other lane's column.
+AGGJOIN_SQL = """
+{{{{ config(materialized='materialized_view') }}}}
+select o.k, sum(s.v) as total, count(*) as n, min(o.v) as lo, max(s.v) as hi
+from {{{{ source('raw', 'up_{seed}') }}}} s
+join {{{{ source('raw', 'up_{other}') }}}} o on s.k = o.k
+where s.id % 3 <> 0
+group by o.k
+"""
+
 # The refresh each view's shape gets after appends only (docs/materialized-views.md).
-AFTER_APPENDS = {"rows": "INSERT", "agg": "MERGE", "avg": "REFRESH", "join": "INSERT"}
+AFTER_APPENDS = {
+    "rows": "INSERT",
+    "agg": "MERGE",
+    "avg": "REFRESH",
+    "join": "INSERT",
+    "aggjoin": "MERGE",
+}
+# The shapes over two lanes: the first's and the second's.
+TWO_LANES = ("join", "aggjoin")
 
 
 def sources_yml() -> str:
@@ -150,9 +169,9 @@ class Lane:
 
 
 def view_names() -> list[str]:
-    """Every lane's views: rows_<seed>, agg_<seed>; avg_<seed> and join_<seed> (with the
-    second lane) on the first lane only."""
-    first = [f"avg_{SEEDS[0]}", f"join_{SEEDS[0]}"]
+    """Every lane's views: rows_<seed>, agg_<seed>; avg_<seed>, and join_<seed> and
+    aggjoin_<seed> (with the second lane) on the first lane only."""
+    first = [f"{kind}_{SEEDS[0]}" for kind in ("avg", *TWO_LANES)]
     return [f"{kind}_{seed}" for seed in SEEDS for kind in ("rows", "agg")] + first
 
 
@@ -207,7 +226,12 @@ SHAPES = (
     ("select s.id, d.label from {t} s join {d} d on s.k = d.k where s.v > 1", "append"),
     ("select s.id, d.label from {t} s left join {d} d on s.k = d.k", "is not filters, proj"),
     ("select a.id from {t} a join {t} b on a.id = b.id", "reading"),
-    ("select s.k, sum(s.v) as n from {t} s join {d} d on s.k = d.k group by s.k", "not over"),
+    # A GROUP BY over such joins combines too; not over other joins.
+    ("select d.label, sum(s.v) as n from {t} s join {d} d on s.k = d.k group by d.label", "merge"),
+    (
+        "select d.label, count(*) as n from {t} s left join {d} d on s.k = d.k group by d.label",
+        "not over filters, projections and inner joins",
+    ),
     ("select k, sum(v) as s from {t} where rand() > 0.5 group by k", "not over filters"),
     ("select k, count(*) as n from {t} group by rollup(k)", "does not combine"),
 )
@@ -219,7 +243,13 @@ SHAPES = (
 class TestMaterializedViewHistories:
     @pytest.fixture(scope="class")
     def models(self):
-        shapes = {"rows": ROWS_SQL, "agg": AGGREGATE_SQL, "avg": AVERAGE_SQL, "join": JOIN_SQL}
+        shapes = {
+            "rows": ROWS_SQL,
+            "agg": AGGREGATE_SQL,
+            "avg": AVERAGE_SQL,
+            "join": JOIN_SQL,
+            "aggjoin": AGGJOIN_SQL,
+        }
         found = {"sources.yml": sources_yml()}
         for model in view_names():
             kind, seed = model.split("_")
@@ -262,6 +292,7 @@ class TestMaterializedViewHistories:
         seen: set[str] = set()
         merged: set[str] = set()
         joined: list[str] = []
+        grouped: list[str] = []
         for step in range(STEPS):
             history: dict[int, list[str]] = {}
             did: dict[int, str] = {}
@@ -270,7 +301,7 @@ class TestMaterializedViewHistories:
             expected: dict[str, str] = {}
             for model in models:
                 kind, seed = model.split("_")
-                read = [int(seed), SEEDS[1]] if kind == "join" else [int(seed)]
+                read = [int(seed), SEEDS[1]] if kind in TWO_LANES else [int(seed)]
                 expected[model] = expected_code(kind, [did[lane] for lane in read])
             results = run_dbt(["run", "--threads", "4"])
             codes = {r.node.name: r.adapter_response["code"] for r in results.results}
@@ -280,10 +311,13 @@ class TestMaterializedViewHistories:
             seen.update(codes.values())
             merged.update(name for name, code in codes.items() if code == "MERGE")
             joined.append(codes[f"join_{SEEDS[0]}"])
+            grouped.append(codes[f"aggjoin_{SEEDS[0]}"])
         # The seeds are chosen so that every kind of refresh happens at least once, and the
-        # join is refreshed both by an insert (one side appended) and whole.
+        # join and the GROUP BY over it are refreshed both incrementally (one side appended)
+        # and whole.
         assert seen == {"NO CHANGE", "INSERT", "MERGE", "REFRESH"}, seen
         assert {"INSERT", "REFRESH"} <= set(joined), joined
+        assert {"MERGE", "REFRESH"} <= set(grouped), grouped
         # Both ways of folding groups in ran: a MERGE statement and a rewrite regrouped.
         by_merge = {f"agg_{seed}" for seed, limit in REGROUP_MAX_BYTES.items() if limit == "0"}
         assert by_merge & merged and merged - by_merge, merged

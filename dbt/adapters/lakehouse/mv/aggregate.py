@@ -1,6 +1,7 @@
 """An incremental refresh of a GROUP BY over appended rows: a view whose query is an aggregate
-of group keys and sum / count / min / max over deterministic filters and projections of one
-upstream table, all of whose commits since the recorded snapshot are appends.
+of group keys and sum / count / min / max over deterministic filters, projections and inner
+joins (incremental.py: the moved upstream read once, every other upstream unchanged), all of
+whose moved upstream's commits since the recorded snapshot are appends.
 
 Such an aggregate over old ∪ new rows is the aggregate over old combined, group by group, with
 the aggregate over new: count + count, sum + sum (NULL when both are: a sum of no non-NULL

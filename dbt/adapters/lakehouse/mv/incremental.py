@@ -1,18 +1,18 @@
 """An incremental refresh where it is exact: a view whose query is filters, projections and inner
-joins over its upstream tables (or a GROUP BY over filters and projections of one upstream that
-aggregate.py can combine), one of which moved, all of whose commits since the recorded snapshot
-are appends, while every other upstream stayed where it was.
+joins over its upstream tables (or a GROUP BY that aggregate.py can combine over such a query),
+one of which moved, all of whose commits since the recorded snapshot are appends, while every
+other upstream stayed where it was.
 
 Such a query distributes over a union of the moved table's rows: q(old ∪ new) = q(old) ∪
 q(new), an inner join included, (A ∪ ΔA) ⋈ B = (A ⋈ B) ∪ (ΔA ⋈ B), as long as the moved table
 is read once (a self-join is not linear in it). So when every snapshot of the upstream's `main`
 after the recorded one is an `append` (only data files added, none removed: no update, delete
 or overwrite), the view's new rows are the query with the moved table replaced by the appended
-rows alone, read with Iceberg's incremental append scan (the aggregate over them is merged
-instead: aggregate.py). Anything else (another aggregate, an aggregate over a join, an outer,
-semi or anti join, DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression,
-time travel, a table read that is not a tracked upstream, another operation upstream, an
-expired snapshot, Spark Connect) rebuilds the view instead.
+rows alone, read with Iceberg's incremental append scan (the aggregate over them is folded in
+instead: aggregate.py). Anything else (another aggregate, an outer, semi or anti join,
+DISTINCT, a window, a LIMIT, a subquery, a non-deterministic expression, time travel, a table
+read that is not a tracked upstream, another operation upstream, an expired snapshot, Spark
+Connect) rebuilds the view instead.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def row_by_row(spark: Any, plan: Any, upstream: TableName, unchanged: set[str]) 
 def shape(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -> tuple[str, Any] | str:
     """("append", None) for filters, projections and inner joins reading `upstream` once
     beside `unchanged` upstreams, ("merge", the aggregate's columns) for an aggregate.py GROUP
-    BY over filters and projections of `upstream` alone; else why neither."""
+    BY over such a query; else why neither."""
     plan = spark.sql(sql)._jdf.queryExecution().analyzed()
     if str(plan.getClass().getSimpleName()) != "Aggregate":
         if row_by_row(spark, plan, upstream, unchanged):
@@ -117,9 +117,13 @@ def shape(spark: Any, sql: str, upstream: TableName, unchanged: set[str]) -> tup
     found = aggregate.aggregate_columns(plan)
     if isinstance(found, str):
         return f"the GROUP BY does not combine over appended rows: {found}"
-    # Over one upstream only: a GROUP BY over a join would combine too, but is not tested.
-    if not row_by_row(spark, plan, upstream, set()):
-        return f"the GROUP BY is not over filters and projections of {upstream} alone"
+    # The aggregate's input is the row-by-row query, linear in the moved table: its rows over
+    # (A ∪ ΔA) ⋈ B are those over A ⋈ B and ΔA ⋈ B, so its groups combine the same way.
+    if not row_by_row(spark, plan, upstream, unchanged):
+        return (
+            f"the GROUP BY is not over filters, projections and inner joins reading {upstream} "
+            "once and otherwise only upstreams that did not move"
+        )
     return "merge", found[0]
 
 
