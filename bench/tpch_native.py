@@ -9,6 +9,10 @@ Parquet data files with DuckDB (each side's table is new in that round: its data
 exactly its rows) and compared row for row between the sides, doubles to 6 places. The issue's
 goal: native <= 0.6x the JVM side.
 
+With --engine warm each side runs on a warm engine of its own (LAKEHOUSE_ENGINE=warm, an engine
+home per side), as the embedded lakehouse runs by default: one untimed round first starts both
+engines, the timed rounds attach to them, and both are stopped at the end.
+
 With --fallbacks, after the rounds, one `dbt run-operation` on the native side's project (its
 tables built by the last round) EXPLAINs each query's compiled SQL (target/compiled) on the native
 target, with Comet's extended explain (the reasons it gives for each operator left to Spark), and
@@ -16,11 +20,13 @@ prints per query which operators of the physical plan are Comet's and which stay
 (bench/comet_plans.py).
 
     .venv/bin/python bench/tpch_native.py --sf 1 --rounds 3 --fallbacks
+    .venv/bin/python bench/tpch_native.py --sf 1 --rounds 3 --engine warm
     .venv/bin/python bench/tpch_native.py --sf 0.01 --rounds 1     # does it run at all
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,6 +42,7 @@ from harness import (  # noqa: E402
     ours_target,
     report,
     run_timed,
+    stop_engines,
     write_profiles,
 )
 from tpch import generate, node_times, write_project  # noqa: E402
@@ -72,11 +79,26 @@ def main() -> None:
         help="after the rounds, explain each query on the native side: Comet's operators, "
         "the JVM's, and why",
     )
+    parser.add_argument(
+        "--engine",
+        choices=["cold", "warm"],
+        default="cold",
+        help="a fresh JVM per run, or a warm engine per side (default %(default)s)",
+    )
     args = parser.parse_args()
     work: Path = args.work / "tpch_native"
     data = args.work / "tpch" / f"data-sf{args.sf:g}"  # shared with bench/tpch.py
     queries, expected = generate(data, args.sf)
     series = {"native": Series("native (Comet)"), "jvm": Series("JVM")}
+
+    homes = {side: work / f"engines-{side}" for side in SIDES}
+    envs = {
+        side: cold_env()
+        if args.engine == "cold"
+        else {**os.environ, "LAKEHOUSE_ENGINE": "warm", "LAKEHOUSE_ENGINE_HOME": str(homes[side])}
+        for side in SIDES
+    }
+    stop_engines(*homes.values())  # a run stopped half-way may have left some
 
     def run(side: str, round_no: int) -> Sample:
         project = write_project(work / side, data, queries, peer=False)
@@ -87,14 +109,21 @@ def main() -> None:
         return run_timed(
             dbt_command("run", project=project),
             project,
-            env=cold_env(),
+            env=envs[side],
             log=work / f"{side}-{round_no}.log",
         )
 
-    alternate(args.rounds, [(series[side], lambda r, s=side: run(s, r)) for side in SIDES])
+    try:
+        if args.engine == "warm":
+            for side in SIDES:  # untimed: starts each side's engine
+                started = run(side, -1)
+                print(f"  engine start, {side}: {started.seconds:.1f}s", file=sys.stderr)
+        alternate(args.rounds, [(series[side], lambda r, s=side: run(s, r)) for side in SIDES])
+    finally:
+        stop_engines(*homes.values())
     report(
-        f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, cold, "
-        "native execution against the JVM",
+        f"TPC-H SF{args.sf:g} as a dbt project: 8 loads + 22 query models, `dbt run`, "
+        f"{args.engine}, native execution against the JVM",
         [(f"TPC-H SF{args.sf:g} dbt run (30 models)", series["native"], series["jvm"], "<=0.60x")],
     )
     times = {side: node_times(work / side) for side in SIDES}
