@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot
+from dbt.adapters.lakehouse.time_travel.history import int_or_none
 
 Query = Callable[[str], list[tuple[Any, ...]]]
 
@@ -21,13 +22,9 @@ def is_merge_on_read(properties: Mapping[str, str]) -> bool:
     return any(properties.get(key, "").lower() == "merge-on-read" for key in MERGE_ON_READ_KEYS)
 
 
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
 def read_snapshots(query: Query, table: str) -> list[Snapshot]:
     return [
-        Snapshot(snapshot_id=int(r[0]), parent_id=_int(r[1]), committed_ms=int(r[2]))
+        Snapshot(snapshot_id=int(r[0]), parent_id=int_or_none(r[1]), committed_ms=int(r[2]))
         for r in query(
             f"select snapshot_id, parent_id, unix_millis(committed_at) from {table}.snapshots"
         )
@@ -36,7 +33,9 @@ def read_snapshots(query: Query, table: str) -> list[Snapshot]:
 
 def read_refs(query: Query, table: str) -> list[Ref]:
     return [
-        Ref(str(r[0]), str(r[1]), int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
+        Ref(
+            str(r[0]), str(r[1]), int(r[2]), int_or_none(r[3]), int_or_none(r[4]), int_or_none(r[5])
+        )
         for r in query(
             "select name, type, snapshot_id, max_reference_age_in_ms, min_snapshots_to_keep, "
             f"max_snapshot_age_in_ms from {table}.refs"

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import PREFIX
+from dbt.adapters.lakehouse.time_travel.history import int_or_none
 
 Query = Callable[[str], Any]
 TOTAL_BYTES = "total-files-size"
@@ -55,10 +56,6 @@ class ParsedMetadata:
     properties: Mapping[str, str]
 
 
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
 def parse_metadata_json(text: str) -> ParsedMetadata:
     """The parts of an Iceberg table metadata file (the JSON TableMetadataParser writes) a view's
     refresh reads."""
@@ -79,7 +76,7 @@ def parse_metadata_json(text: str) -> ParsedMetadata:
             str(summary.get("operation", "")),
             int(snapshot["timestamp-ms"]),
             {k: str(v) for k, v in summary.items() if k.startswith(PREFIX)},
-            _int_or_none(summary.get(TOTAL_BYTES)),
+            int_or_none(summary.get(TOTAL_BYTES)),
         )
     properties = {
         k: str(v) for k, v in (found.get("properties") or {}).items() if k.startswith(PREFIX)
@@ -110,11 +107,11 @@ class SqlMetadata:
         )
         return {
             int(r[0]): Snapshot(
-                _int_or_none(r[1]),
+                int_or_none(r[1]),
                 str(r[2]),
                 int(r[3]),
                 json.loads(r[4] or "{}"),
-                _int_or_none(r[5]),
+                int_or_none(r[5]),
             )
             for r in rows
         }
