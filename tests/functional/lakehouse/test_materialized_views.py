@@ -40,6 +40,7 @@ sources:
 TOTALS_SQL = """
 {{ config(materialized='materialized_view', partition_by=var('totals_partition', none),
           on_configuration_change=var('on_change', 'apply'),
+          mv_regroup_max_bytes=var('totals_regroup', none),
           mv_freshness=var('totals_freshness', {'warn_after': {'count': 0, 'period': 'minute'},
                                                 'error_after': {'count': 1, 'period': 'day'}})) }}
 select customer, sum(amount) as total, count(*) as orders
@@ -232,6 +233,11 @@ class TestMaterializedViews:
             ["run", "-s", "totals", "--vars", malformed], expect_pass=False
         )
         assert "materialized_view model 'totals': mv_freshness takes warn_after" in output_text(out)
+        # So does a malformed mv_regroup_max_bytes, on a run with nothing to fold in.
+        _, out = run_dbt_and_capture(
+            ["run", "-s", "totals", "--vars", "{totals_regroup: 64MB}"], expect_pass=False
+        )
+        assert "mv_regroup_max_bytes must be a whole number of bytes" in output_text(out)
         changed = "{totals_partition: customer, on_change: fail}"
         _, out = run_dbt_and_capture(["run", "-s", "totals", "--vars", changed], expect_pass=False)
         assert "`on_configuration_change` was set to `fail`" in output_text(out)

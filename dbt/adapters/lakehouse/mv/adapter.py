@@ -57,6 +57,8 @@ def refresh_plan(
             f"on_configuration_change {on_change!r} is not supported. Accepted: "
             f"{', '.join(CONFIGURATION_CHANGE_MODES)}."
         )
+    # Checked on every run, not only when a GROUP BY is folded in: a typo fails at once.
+    regroup_max_bytes = aggregate.regroup_max_bytes(config.get("mv_regroup_max_bytes"))
     target = TableName.of(relation)
     query = adapter._metadata_rows
     with adapter._spark_session(f"plan the refresh of {target}") as spark:
@@ -114,7 +116,7 @@ def refresh_plan(
             sql,
             node_id,
             relation,
-            aggregate.regroup_max_bytes(config.get("mv_regroup_max_bytes")),
+            regroup_max_bytes,
         )
         if isinstance(found, str):
             plan = RefreshPlan("rebuild", (*plan.reasons, f"not incremental: {found}"))

@@ -137,7 +137,7 @@ def appended_rows_sql(
     node_id: str,
     target: str,
     unchanged: set[str],
-    fold: tuple[int | None, int] = (None, aggregate.REGROUP_MAX_BYTES),
+    fold: tuple[int | None, int],
 ) -> tuple[str, str, str] | str:
     """(`append` or `merge`, the statement's SQL: the query over the upstream's rows appended
     after `recorded` up to `head` to insert, or the MERGE of it into `target`; the temporary
