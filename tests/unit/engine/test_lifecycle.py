@@ -10,6 +10,7 @@ import pytest
 from dbt.adapters.lakehouse import command_setup
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.engine.jars import ICEBERG_RUNTIME
+from dbt.adapters.lakehouse.engine.jars.lines import LINES
 from dbt.adapters.lakehouse.engine.launch import launch_settings
 from dbt.adapters.lakehouse.engine.lifecycle import _Engine
 from dbt.adapters.lakehouse.engine.masters import (
@@ -108,6 +109,34 @@ def test_missing_java_says_how_to_fix_it(
     text = str(caught.value)
     assert "no `java` was found on PATH or in JAVA_HOME" in text
     assert "apt-get install openjdk-17-jre-headless" in text
+
+
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [("1.8.0_392", "needs Java 17 or newer"), ("25.0.3", "does not start on Java 25")],
+)
+def test_a_java_the_line_cannot_run_on_is_refused_naming_the_fix(
+    tmp_path: Path,
+    jar_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    said: str,
+) -> None:
+    """Before any JVM starts: Java 25 (installed beside 17 on many machines) would otherwise
+    fail inside Spark's launcher with a gateway error and a Hadoop stack trace."""
+    jdk = tmp_path / "jdk"
+    (jdk / "bin").mkdir(parents=True)
+    (jdk / "bin" / "java").write_text("")
+    (jdk / "release").write_text(f'JAVA_VERSION="{version}"\n')
+    monkeypatch.setenv("JAVA_HOME", str(jdk))
+    monkeypatch.setattr(
+        "dbt.adapters.lakehouse.engine.lifecycle.check_supported", lambda: LINES["4.1"]
+    )
+    with pytest.raises(EngineSetupError) as caught:
+        _Engine()._start(engine_spec(creds(tmp_path), env=jar_env))
+    text = str(caught.value)
+    assert said in text and str(jdk / "bin" / "java") in text
+    assert "point JAVA_HOME at a JDK 17" in text
 
 
 def test_an_early_start_failure_is_raised_once_at_first_use(

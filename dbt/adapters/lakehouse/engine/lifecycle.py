@@ -139,6 +139,13 @@ class _Engine:
                 "`apt-get install openjdk-17-jre-headless`), or use the Spark 3.5 line "
                 '(`pip install "pyspark==3.5.*"`).'
             )
+        if java_version is not None and java_version > line.java_max:
+            raise EngineSetupError(
+                f"{line.name} does not start on Java {java_version} ({java}): its Hadoop client "
+                "calls Subject.getSubject, which Java 23 and newer refuse. Fix: point JAVA_HOME "
+                f"at a JDK {line.java_min} to {line.java_max} (17 or 21, the long-term releases; "
+                "Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`)."
+            )
         if not spec.is_local:
             # Before anything starts (the JVM), so a master that does not
             # answer fails at once and the warning shows whatever happens next.

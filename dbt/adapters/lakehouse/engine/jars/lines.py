@@ -20,6 +20,9 @@ class EngineLine:
     scala: str  # the Scala binary version of PySpark's jars
     hadoop: str  # the Hadoop client inside PySpark's wheel (hadoop-client-api-<x>.jar)
     java_min: int  # the oldest Java this Spark runs on
+    # The newest Java it starts on: its Hadoop client calls Subject.getSubject, which Java 23+
+    # refuses (23 unless the Security Manager is allowed, 24+ always).
+    java_max: int = 22
 
     @property
     def name(self) -> str:
