@@ -324,6 +324,9 @@ class TestMaterializedViews:
         ]
         # A view this small is rewritten, regrouped (mv/aggregate.py), partitions and all.
         assert re.search(r"insert overwrite table \S*totals`?\s+select", output_text(out))
+        # Its three groups' rows replaced or added, none removed: a merge's count (report/).
+        folded = next(r.adapter_response for r in results.results if r.node.name == "totals")
+        assert (folded["rows_inserted"] + folded["rows_updated"], folded["rows_deleted"]) == (3, 0)
         assert snapshot_count(project, "big_orders") == before + 1
         expect(rows(project, "big_orders"), compiled_rows(project, "big_orders"))
         expect(rows(project, "big_orders"), [(1, "A", 100), (2, "A", 500), (7, "A", 200)])

@@ -80,6 +80,20 @@ def test_the_console_code_counts_what_the_user_would_call_changed() -> None:
     )
 
 
+def test_a_merge_that_rewrites_its_target_counts_replaced_rows_as_updated() -> None:
+    # A materialized view's 1,000 groups regrouped with 40 new ones by INSERT OVERWRITE.
+    folded = NodeWork([commit("overwrite", added_records=1040, deleted_records=1000)])
+    fields = response_fields("MERGE", folded, None)
+    assert fields["_message"] == "MERGE 1,040"
+    assert (fields["rows_inserted"], fields["rows_updated"], fields["rows_deleted"]) == (
+        40,
+        1000,
+        0,
+    )
+    # The same commit under any other code is what it is: rows inserted and rows deleted.
+    assert response_fields("OVERWRITE", folded, None)["rows_deleted"] == 1000
+
+
 def test_work_is_kept_per_invocation_and_node_and_taken_once() -> None:
     work.record("inv-1", "model.p.a", commit("insert", "append", added_records=1))
     work.record("inv-2", "model.p.a", commit("insert", "append", added_records=2))

@@ -34,7 +34,8 @@ def response_fields(
     """The fields of the node's response. `rows_given`: rows the materialization counted
     itself (a seed's CSV), used when its commits say nothing; `message`: the console's text,
     when not the code and the rows."""
-    rows = work.rows() if work.commits else {}
+    # A merge's rewrite of its target replaces rows in place (work.py).
+    rows = work.rows(in_place=code == "MERGE") if work.commits else {}
     affected: int | None = rows_given
     if work.commits and code in AFFECTED:
         parts = [rows.get(name) for name in AFFECTED[code]]

@@ -18,6 +18,10 @@ What a summary tells depends on the statement (checked on Iceberg 1.12, Spark 4.
   records count the rows it copied too, so there its inserted, updated and deleted rows are not
   known (absent from the response, never guessed).
 - UPDATE: merge-on-read's `added-records` are the rows updated; copy-on-write's are not known.
+
+An INSERT OVERWRITE in a node that reports a merge (a materialized view's GROUP BY folded in by
+rewriting the view whole) replaces each group's row: as many rows as it removed count as
+updated, not as inserted and deleted.
 """
 
 from __future__ import annotations
@@ -60,8 +64,9 @@ class Commit:
     def count(self, key: str) -> int:
         return int(self.summary.get(key) or 0)
 
-    def rows(self) -> dict[str, int | None]:
-        """inserted / updated / deleted rows of this commit; None where it cannot tell."""
+    def rows(self, in_place: bool = False) -> dict[str, int | None]:
+        """inserted / updated / deleted rows of this commit; None where it cannot tell.
+        `in_place`: an overwrite's replaced rows are updates (the node merges)."""
         kind = self.statement
         if kind in UNCHANGED_ROWS:
             return {"inserted": 0, "updated": 0, "deleted": 0}
@@ -70,7 +75,12 @@ class Commit:
         if kind in ("insert", "create"):
             return {"inserted": added, "updated": 0, "deleted": 0}
         if kind == "overwrite":
-            return {"inserted": added, "updated": 0, "deleted": deleted}
+            replaced = min(added, deleted) if in_place else 0
+            return {
+                "inserted": added - replaced,
+                "updated": replaced,
+                "deleted": deleted - replaced,
+            }
         if kind in ("delete", "truncate"):
             return {"inserted": 0, "updated": 0, "deleted": deleted - added + row_deletes}
         if kind == "merge":
@@ -89,12 +99,12 @@ class Commit:
 class NodeWork:
     commits: list[Commit] = field(default_factory=list)
 
-    def rows(self) -> dict[str, int | None]:
+    def rows(self, in_place: bool = False) -> dict[str, int | None]:
         """Each of inserted / updated / deleted summed over the commits; None when a commit
-        could not tell it."""
+        could not tell it. `in_place`: Commit.rows's."""
         totals: dict[str, int | None] = {"inserted": 0, "updated": 0, "deleted": 0}
         for commit in self.commits:
-            for name, value in commit.rows().items():
+            for name, value in commit.rows(in_place).items():
                 before = totals[name]
                 totals[name] = None if before is None or value is None else before + value
         return totals
