@@ -8,7 +8,15 @@ from __future__ import annotations
 import json
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.mv.metadata import Snapshot, SqlMetadata, parse_metadata_json, reader
+from dbt.adapters.lakehouse.mv.metadata import (
+    ParsedMetadata,
+    Snapshot,
+    SqlMetadata,
+    parse_metadata_json,
+    reader,
+)
+from dbt.adapters.lakehouse.mv.reading import foreign_writer, view_status
+from dbt.adapters.lakehouse.mv.state import schema_hash
 
 # The shape TableMetadataParser writes (format v2), trimmed to what is read and a little more.
 METADATA = {
@@ -37,7 +45,7 @@ METADATA = {
                 "operation": "overwrite",
                 "total-files-size": "4096",
                 "lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z",
-                "lakehouse.node": "model.p.mv",
+                "dbt.node": "model.p.mv",
             },
         },
         {
@@ -61,6 +69,7 @@ def test_main_snapshots_and_the_views_properties_from_the_metadata_json() -> Non
             1795858750000,
             {"lakehouse.mv.refreshed_at": "2026-11-28T10:06:22Z"},
             4096,
+            "model.p.mv",
         ),
         44: Snapshot(33, "append", 1795858760000, {}),
     }
@@ -83,8 +92,8 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     rows = {
         "refs": [(33,)],
         "snapshots": [
-            (11, None, "append", 1795858700000, "{}", None),
-            (33, 11, "overwrite", 1795858750000, '{"lakehouse.mv.refreshed_at":"t"}', "512"),
+            (11, None, "append", 1795858700000, "{}", None, None),
+            (33, 11, "overwrite", 1795858750000, '{"lakehouse.mv.refreshed_at":"t"}', "512", "m"),
         ],
         "show tblproperties": [("lakehouse.mv.sql_hash", "ab12"), ("provider", "iceberg")],
     }
@@ -100,8 +109,60 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     assert read(table).main == 33 and read(table).main == 33
     assert len(asked) == 1 and "where name = 'main'" in asked[0]
     assert read(table).snapshots[33] == Snapshot(
-        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}, 512
+        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}, 512, "m"
     )
     assert read(table).snapshots[11].total_bytes is None
     assert read(table).properties == {"lakehouse.mv.sql_hash": "ab12"}
     assert len(asked) == 3
+
+
+def test_rows_another_model_wrote_are_told_from_a_views_build() -> None:
+    record = {"lakehouse.mv.refreshed_at": "t"}
+    snapshots = {
+        1: Snapshot(None, "append", 1, record, writer="model.p.v"),  # the view's build
+        2: Snapshot(1, "replace", 2, {}),  # a compaction keeps the build's rows
+        3: Snapshot(2, "overwrite", 3, {}, writer="model.p.v"),  # built as a table since
+        4: Snapshot(3, "replace", 4, {}),
+        5: Snapshot(1, "overwrite", 5, {}),  # a writer that records no lineage
+    }
+    table = TableName("lakehouse", "s", "v")
+
+    def writer(main: int | None) -> str | None:
+        return foreign_writer(lambda _: ParsedMetadata(main, snapshots, {}), table)
+
+    assert [writer(main) for main in (1, 2, 3, 4, 5, None)] == [
+        None,
+        None,
+        "model.p.v",
+        "model.p.v",
+        None,
+        None,
+    ]
+
+
+def test_a_view_whose_rows_another_model_wrote_is_stale_whatever_its_upstreams_did() -> None:
+    built = {"lakehouse.mv.refreshed_at": "t0"}
+    view = ParsedMetadata(
+        3,
+        {
+            1: Snapshot(None, "append", 1, built, writer="model.p.v"),
+            3: Snapshot(1, "overwrite", 3, {}, writer="model.p.v"),  # as a `table` since
+        },
+        {
+            "lakehouse.mv.sql_hash": "h",
+            "lakehouse.mv.refreshed_at": "t0",
+            "lakehouse.mv.upstream.c.s.u": "7",
+            "lakehouse.mv.upstream_schema.c.s.u": schema_hash([("id", "bigint")]),
+        },
+    )
+    upstream = ParsedMetadata(7, {7: Snapshot(None, "append", 1, {})}, {})
+
+    def read(table: TableName) -> ParsedMetadata:
+        return view if table.name == "v" else upstream
+
+    record, statuses = view_status(lambda _: [("id", "bigint")], read, TableName("c", "s", "v"))
+    assert record.refreshed_at == "t0"  # the properties' mirror: all there is
+    itself, orders = statuses
+    assert (itself.name, itself.fresh, itself.current) == ("c.s.v", False, 3)
+    assert "last written by model.p.v, not by a refresh of this view" in itself.note
+    assert (orders.name, orders.fresh) == ("c.s.u", True)

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg.lineage import NODE_KEY as WRITER
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import PREFIX
 from dbt.adapters.lakehouse.time_travel.history import int_or_none
@@ -36,6 +37,9 @@ class Snapshot:
     # The table's data and delete files at this snapshot, in bytes (the summary's
     # total-files-size; None when a writer left it out).
     total_bytes: int | None = None
+    # The dbt node whose run committed it (the summary's dbt.node, iceberg/lineage.py; None:
+    # a writer that records no lineage).
+    writer: str | None = None
 
 
 class TableMetadata(Protocol):
@@ -77,6 +81,7 @@ def parse_metadata_json(text: str) -> ParsedMetadata:
             int(snapshot["timestamp-ms"]),
             {k: str(v) for k, v in summary.items() if k.startswith(PREFIX)},
             int_or_none(summary.get(TOTAL_BYTES)),
+            _text_or_none(summary.get(WRITER)),
         )
     properties = {
         k: str(v) for k, v in (found.get("properties") or {}).items() if k.startswith(PREFIX)
@@ -103,7 +108,7 @@ class SqlMetadata:
         rows = self.query(
             "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
             f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))), "
-            f"summary['{TOTAL_BYTES}'] from {self.table.sql_name}.snapshots"
+            f"summary['{TOTAL_BYTES}'], summary['{WRITER}'] from {self.table.sql_name}.snapshots"
         )
         return {
             int(r[0]): Snapshot(
@@ -112,6 +117,7 @@ class SqlMetadata:
                 int(r[3]),
                 json.loads(r[4] or "{}"),
                 int_or_none(r[5]),
+                _text_or_none(r[6]),
             )
             for r in rows
         }
@@ -154,3 +160,7 @@ def _from_jvm(spark: Any, table: TableName) -> ParsedMetadata | None:
         # Missing, a view, not Iceberg: the SQL reads fail with the catalog's own error, which
         # the callers already map (RelationMissingError: an untracked upstream).
         return None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None or str(value) == "" else str(value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dbt.adapters.lakehouse.iceberg.history import line_of
 from dbt.adapters.lakehouse.iceberg.metadata import format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.metadata import Reader, SqlMetadata
@@ -86,16 +87,40 @@ def holds_build(metadata: Reader, table: TableName) -> bool:
     return view_record(metadata, table)[0].is_view
 
 
+def foreign_writer(metadata: Reader, table: TableName) -> str | None:
+    """The dbt node whose commit `main` of the table stands on, when that commit carries no
+    view's record: the rows are another model's (rolled back onto, or the model built as another
+    materialization: Iceberg's CREATE OR REPLACE keeps a former view's properties). None: a
+    view's build, or a writer that records no lineage (Spark Connect, other engines)."""
+    found = metadata(table)
+    parents = {snapshot_id: s.parent for snapshot_id, s in found.snapshots.items()}
+    for snapshot_id in line_of(parents, found.main):
+        snapshot = found.snapshots[snapshot_id]
+        if snapshot.entries.get(REFRESHED_AT):
+            return None
+        if snapshot.operation != "replace":  # compactions keep the rows they rewrite
+            return snapshot.writer
+    return None
+
+
 def view_status(
     query: Query, metadata: Reader, table: TableName
 ) -> tuple[Recorded, list[UpstreamStatus]]:
     """The view's record, and per upstream how far its `main` moved since (histories read
-    from each upstream's snapshots)."""
+    from each upstream's snapshots). First, a row for the view itself when its rows are another
+    model's (foreign_writer): stale whatever its upstreams did, as its next refresh rebuilds."""
     built, mirror = view_record(metadata, table)
     # The properties when no build's record is found (a view built under Spark Connect, whose
     # commits carry none): what they claim is all there is.
     record = built if built.is_view else mirror
     found: list[UpstreamStatus] = []
+    writer = foreign_writer(metadata, table) if mirror.is_view and not built.is_view else None
+    if writer is not None:
+        note = (
+            f"its rows were last written by {writer}, not by a refresh of this view (rolled "
+            "back onto them, or built as another materialization): its next refresh rebuilds it"
+        )
+        found.append(UpstreamStatus(str(table), None, metadata(table).main, None, None, note))
     for name, snapshot in sorted(record.upstreams.items()):
         upstream = TableName(*_split(name))
         now = upstream_state(query, metadata, upstream)
