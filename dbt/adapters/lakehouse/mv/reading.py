@@ -9,13 +9,12 @@ readers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from dbt.adapters.lakehouse.iceberg.history import line_of
 from dbt.adapters.lakehouse.iceberg.metadata import format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.mv.metadata import Reader, SqlMetadata
+from dbt.adapters.lakehouse.mv.metadata import Reader, SqlMetadata, TableMetadata
 from dbt.adapters.lakehouse.mv.state import (
     REFRESHED_AT,
     Recorded,
@@ -23,6 +22,7 @@ from dbt.adapters.lakehouse.mv.state import (
     UpstreamStatus,
     built_entries,
     recorded_of,
+    rows_commit,
     schema_hash,
     upstream_status,
 )
@@ -56,12 +56,16 @@ def recorded(query: Query, table: TableName) -> Recorded:
 def build_of_main(metadata: Reader, table: TableName) -> dict[str, str] | None:
     """The record in the summary of the build the view's `main` holds (state.built_entries)."""
     found = metadata(table)
-    snapshots = {
+    entries = built_entries(_history(found), found.main)
+    return None if entries is None else dict(entries)
+
+
+def _history(found: TableMetadata) -> dict[int, tuple[int | None, str, Mapping[str, str]]]:
+    # The shape state.py's pure functions read: snapshot -> (parent, operation, record entries).
+    return {
         snapshot_id: (s.parent, s.operation, s.entries)
         for snapshot_id, s in found.snapshots.items()
     }
-    entries = built_entries(snapshots, found.main)
-    return None if entries is None else dict(entries)
 
 
 def view_record(metadata: Reader, table: TableName) -> tuple[Recorded, Recorded]:
@@ -93,14 +97,10 @@ def foreign_writer(metadata: Reader, table: TableName) -> str | None:
     materialization: Iceberg's CREATE OR REPLACE keeps a former view's properties). None: a
     view's build, or a writer that records no lineage (Spark Connect, other engines)."""
     found = metadata(table)
-    parents = {snapshot_id: s.parent for snapshot_id, s in found.snapshots.items()}
-    for snapshot_id in line_of(parents, found.main):
-        snapshot = found.snapshots[snapshot_id]
-        if snapshot.entries.get(REFRESHED_AT):
-            return None
-        if snapshot.operation != "replace":  # compactions keep the rows they rewrite
-            return snapshot.writer
-    return None
+    commit = rows_commit(_history(found), found.main)
+    if commit is None or found.snapshots[commit].entries.get(REFRESHED_AT):
+        return None
+    return found.snapshots[commit].writer
 
 
 def view_status(

@@ -183,13 +183,22 @@ def built_entries(
     snapshot id -> (parent, operation, its `lakehouse.mv.*` summary entries). Compactions after
     it keep its rows; any other commit without a record (another writer) or none found: None,
     the rows are not known to be a build's."""
+    found = rows_commit(snapshots, main_head)
+    entries = snapshots[found][2] if found is not None else {}
+    return entries if entries.get(REFRESHED_AT) else None
+
+
+def rows_commit(
+    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]], main_head: int | None
+) -> int | None:
+    """The snapshot whose commit wrote the rows `main` holds (same shape as built_entries's):
+    main's head, or below compactions (`replace`, which keep the rows they rewrite) the first
+    that is not one, or a build's. None: no such snapshot in the history."""
     parents = {snapshot: parent for snapshot, (parent, _, _) in snapshots.items()}
     for snapshot in line_of(parents, main_head):
         _, operation, entries = snapshots[snapshot]
-        if entries.get(REFRESHED_AT):
-            return entries
-        if operation != "replace":
-            return None
+        if entries.get(REFRESHED_AT) or operation != "replace":
+            return snapshot
     return None
 
 
