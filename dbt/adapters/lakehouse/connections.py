@@ -29,6 +29,7 @@ from dbt.adapters.lakehouse.engine.diagnosis import (
     engine_error_type,
     explain_engine_error,
 )
+from dbt.adapters.lakehouse.engine.launch import spark_log_path
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.engine.spec import catalog_contexts
 from dbt.adapters.lakehouse.engine.sql_errors import failed_check_message
@@ -218,8 +219,8 @@ class LakehouseConnectionManager(SQLConnectionManager):
             if type(exc).__name__ in {"Py4JNetworkError", "Py4JError"} and "java" not in text:
                 raise DbtRuntimeError(
                     f"Lost the connection to the Spark JVM ({text}). It may have run out of "
-                    "memory or been killed; see logs/spark.log. Raise `spark.driver_memory` in "
-                    "the profile if it was memory."
+                    f"memory or been killed; see {spark_log_path()}. Raise `spark.driver_memory` "
+                    "in the profile if it was memory."
                 ) from exc
             explained = explain_config_column(text, self._config_sql()) or explain_engine_error(
                 text,

@@ -38,11 +38,11 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
 
 
 def dbt(
-    project: Path, home: Path, *args: str, timeout: int = 600, **env: str
+    project: Path, home: Path, *args: str, timeout: int = 600, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / "dbt"), *args, "--profiles-dir", str(project)],
-        cwd=str(project),
+        cwd=str(cwd or project),
         env=environment(home, **env),
         capture_output=True,
         text=True,

@@ -36,12 +36,27 @@ def java_feature_version(java: str) -> int | None:
 
 
 def spark_log_path() -> Path:
-    """Where the JVM's console output goes (beside dbt's own logs by default)."""
+    """Where the JVM's console output goes: `$LAKEHOUSE_SPARK_LOG`, else `spark.log` beside
+    the running dbt command's own log."""
     configured = os.environ.get("LAKEHOUSE_SPARK_LOG")
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("DBT_LOG_PATH") or "logs"
+    base = running_dbt_log_path() or os.environ.get("DBT_LOG_PATH") or "logs"
     return Path(base).absolute() / "spark.log"
+
+
+def running_dbt_log_path() -> str | None:
+    """The folder dbt writes dbt.log to in this command: `--log-path`, `$DBT_LOG_PATH`, or the
+    project's `logs/` (dbt-core resolves them into its LOG_PATH flag). Not the working folder:
+    `dbt run --project-dir other/` must leave nothing where the user stood. None outside dbt's
+    CLI (`dbt-lakehouse history`), whose flags are not set up."""
+    try:
+        from dbt.flags import get_flags
+
+        log_path = getattr(get_flags(), "LOG_PATH", None)
+    except Exception:  # dbt-core's flags are not set up outside its CLI
+        return None
+    return str(log_path) if log_path else None
 
 
 # Settings Spark applies when it launches the driver JVM (spark-submit: classpath, packages
