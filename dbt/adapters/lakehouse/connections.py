@@ -35,7 +35,7 @@ from dbt.adapters.lakehouse.engine.spec import catalog_contexts
 from dbt.adapters.lakehouse.engine.sql_errors import failed_check_message
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.engine.warm.client import lost_engine_message
-from dbt.adapters.lakehouse.exceptions import DataCheckError
+from dbt.adapters.lakehouse.exceptions import CommitConflictError, DataCheckError
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
@@ -195,12 +195,15 @@ class LakehouseConnectionManager(SQLConnectionManager):
     def exception_handler(self, sql: str) -> Generator[None, None, None]:
         try:
             yield
+        except CommitConflictError as exc:
+            # The cursor's message is the console's; what Iceberg said goes to the log only.
+            logger.debug(f"error while running:\n{sql}\n{self._scrubbed(exc.engine_text)}")
+            raise
         except DbtRuntimeError:
             raise
         except Exception as exc:
             resolved = self._resolved()
-            hidden = resolved.secret_values() if resolved is not None else []
-            text = scrub(engine_error_text(exc), hidden)
+            text = self._scrubbed(engine_error_text(exc), resolved)
             logger.debug(f"error while running:\n{sql}\n{text}")
             error_type = engine_error_type(text)
             if error_type is DataCheckError:  # the check's own message says it all
@@ -252,6 +255,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
             return resolve_profile(self.profile.credentials)  # type: ignore[arg-type]
         except Exception:  # a message without the catalog's uri beats no message
             return None
+
+    def _scrubbed(self, text: str, resolved: ResolvedProfile | None = None) -> str:
+        """`text` with every secret of the profile's depots masked."""
+        resolved = resolved or self._resolved()
+        return scrub(text, resolved.secret_values() if resolved is not None else [])
 
     def cancel(self, connection: Connection) -> None:
         handle = connection.handle

@@ -182,7 +182,7 @@ class LakehouseCursor:
                     raise
                 if attempt >= self._commit_retries:
                     raise CommitConflictError(
-                        commit_conflict_message(self._spark, statement, text, attempt)
+                        commit_conflict_message(self._spark, statement, text, attempt), text
                     ) from exc
                 attempt += 1
                 delay = min(8.0, 0.25 * 2**attempt) * (0.5 + random.random())
@@ -330,7 +330,6 @@ def latest_snapshot(spark: Any, table: str) -> str | None:
 def commit_conflict_message(spark: Any, statement: str, text: str, retries: int) -> str:
     """Which table lost the race, what the other writer committed, and what to do."""
     table = write_target(statement)
-    first = text.splitlines()[0] if text else "CommitFailedException"
     lines = [
         f"Commit conflict on table {table or '(unknown)'}: another writer committed to it "
         f"first, and {retries} retries also lost the race. This statement changed nothing."
@@ -348,6 +347,6 @@ def commit_conflict_message(spark: Any, statement: str, text: str, retries: int)
         "Fix: run the model again (it rebuilds from the table as it now is); if writers "
         "collide often, run them one after another, or raise `commit_retries` in the profile."
     )
-    lines.append(f"Iceberg said: {first}")
-    lines.append(f"Statement: {statement[:300]}")
+    # What Iceberg said (a failed validation lists every conflicting data file) and the
+    # statement are for the log (CommitConflictError.engine_text), not the console.
     return "\n".join(lines)

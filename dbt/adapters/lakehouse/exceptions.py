@@ -82,3 +82,9 @@ class DataCheckError(LakehouseDatabaseError):
 class CommitConflictError(LakehouseDatabaseError):
     """Another writer committed to the same table first (and, when raised by the cursor,
     retries ran out)."""
+
+    def __init__(self, msg: str, engine_text: str = "") -> None:
+        super().__init__(msg)
+        # What Iceberg said, for the log only: a failed validation lists every conflicting
+        # data file, which would bury the message and its fix on the console.
+        self.engine_text = engine_text

@@ -28,6 +28,7 @@ class ScriptedSpark:
         self.snapshot = snapshot
         self.statements: list[str] = []
         self.sparkContext = self
+        self.conflict_text = CONFLICT
 
     def setJobGroup(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 - Spark's name
         pass
@@ -38,7 +39,7 @@ class ScriptedSpark:
             return _Collected([self.snapshot] if self.snapshot else [])
         if self.conflicts > 0:
             self.conflicts -= 1
-            raise RuntimeError(CONFLICT)
+            raise RuntimeError(self.conflict_text)
         return _Collected([])
 
 
@@ -89,8 +90,36 @@ def test_final_conflict_names_the_table_and_the_other_writers_commit() -> None:
         "The other writer's commit is the table's latest: snapshot 222 (overwrite, committed "
         "2026-11-23 04:05:06 UTC; rows added 10, rows deleted 2, rows in total 108)."
     ) in message
-    assert "Iceberg said: org.apache.iceberg.exceptions.CommitFailedException" in message
+    assert info.value.engine_text == CONFLICT  # for the log
     assert "`lakehouse`.`s`.`orders`.snapshots" in spark.statements[-1]
+
+
+# Iceberg's own words for a merge that lost to another merge of the same rows: every data file
+# the other writer added, on one line.
+VALIDATION = (
+    "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can "
+    'contain records matching ref(name="id") in (1, 2, 3): '
+    + ", ".join(f"[file:/w/s/orders/data/00000-{i}-0a1b-00001.parquet]" for i in range(40))
+)
+
+
+def test_the_console_block_of_a_lost_race_is_the_message_and_the_fix_only() -> None:
+    spark = ScriptedSpark(conflicts=1, snapshot=SNAPSHOT)
+    spark.conflict_text = VALIDATION
+    cursor = LakehouseCursor(spark, "g", commit_retries=0, sleep=lambda s: None)  # type: ignore[arg-type]
+    with pytest.raises(CommitConflictError) as info:
+        cursor.execute(MERGE)
+    assert info.value.msg.splitlines() == [
+        "Commit conflict on table `lakehouse`.`s`.`orders`: another writer committed to it "
+        "first, and 0 retries also lost the race. This statement changed nothing.",
+        "The other writer's commit is the table's latest: snapshot 222 (overwrite, committed "
+        "2026-11-23 04:05:06 UTC; rows added 10, rows deleted 2, rows in total 108).",
+        "Fix: run the model again (it rebuilds from the table as it now is); if writers "
+        "collide often, run them one after another, or raise `commit_retries` in the profile.",
+    ]
+    # The file list and the statement are the log's (connections.exception_handler logs the
+    # engine text, scrubbed, under the statement).
+    assert info.value.engine_text == VALIDATION
 
 
 def test_final_conflict_without_snapshots_uses_icebergs_ids() -> None:

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from dbt.adapters.lakehouse import connections
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.diagnosis import explain_engine_error, s3_action_for
-from dbt.adapters.lakehouse.exceptions import LakehouseDatabaseError
+from dbt.adapters.lakehouse.exceptions import CommitConflictError, LakehouseDatabaseError
 from unit.engine.engine_texts import (
     CONFLICT,
     HEAD_403,
@@ -170,3 +171,22 @@ def test_handler_explains_first_and_hides_secrets() -> None:
     assert first.startswith("The Iceberg REST catalog at http://127.0.0.1:55387/api is unreachable")
     assert "Connection refused" in message  # the engine's own text follows
     assert APIKEY not in message and SECRET_KEY not in message and "pw@" not in message
+
+
+def test_a_lost_commit_race_keeps_its_message_and_logs_what_iceberg_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    logged: list[str] = []
+    monkeypatch.setattr(connections.logger, "debug", logged.append)
+    iceberg = (
+        "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can "
+        f"contain records matching true: [s3://bkt/wh/s/t/data/00000-1.parquet] ({APIKEY})"
+    )
+    lost = CommitConflictError("Commit conflict on table t: ...\nFix: run the model again", iceberg)
+    with pytest.raises(CommitConflictError) as info:
+        with manager().exception_handler("merge into lakehouse.s.t using src on false"):
+            raise lost
+    assert info.value is lost  # the console's message, unchanged
+    [entry] = logged
+    assert "merge into lakehouse.s.t" in entry and "s3://bkt/wh/s/t/data/00000-1.parquet" in entry
+    assert APIKEY not in entry
