@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 from collections import Counter
@@ -51,13 +52,19 @@ class LocalDepotService:
         self.last_query: dict[str, str] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._tls = False
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.server_address[1])
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/ds"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}/ds"
 
-    def start(self) -> LocalDepotService:
+    def start(self, tls: ssl.SSLContext | None = None) -> LocalDepotService:
+        """Serve on a free port of 127.0.0.1; over HTTPS with `tls` (a server context)."""
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,6 +76,9 @@ class LocalDepotService:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            self._tls = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
@@ -109,7 +119,13 @@ class LocalDepotService:
                 depot = self.depots.get(name)
                 if depot is None:
                     return None
-                return {"depot": name, "resolution": {"depot": name}, **depot}
+                # The SDK's model of the answer (dataos-sdk-py 1.0.6, tenant resolve): the depot's
+                # storage block beside `format`, its secrets' references and the resolution.
+                secrets = [{"id": f"{rest[1]}:{name}-rw", "purpose": "rw", "type": "key-value",
+                            "provider": "dataos"}]  # fmt: skip
+                return {"depot": name, "format": "ICEBERG", "secrets": secrets,
+                        "resolution": {"depot": name, "collection": None, "dataset": None},
+                        **depot}  # fmt: skip
             if rest[2] == "depots" and len(rest) == 5 and rest[4] == "secrets":
                 return self._secret(rest[3])
             return None

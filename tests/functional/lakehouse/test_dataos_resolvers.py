@@ -69,8 +69,10 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(s3_server: S3Server, rest_catalog: RestCatalog, lakehouse_root: Path) -> Iterator[World]:
+    # The S3 block as DataOS's own docs print it: `icebergCatalogType: hadoop` beside
+    # `metastoreType: rest`, which is the REST catalog at `metastoreUrl`.
     storage = {"scheme": "s3a", "bucket": s3_server.bucket, "relativePath": "/warehouse/",
-               "format": "ICEBERG", "icebergCatalogType": "REST",
+               "format": "ICEBERG", "icebergCatalogType": "hadoop", "metastoreType": "rest",
                "metastoreUrl": rest_catalog.uri, "region": s3_server.region,
                "endpoint": s3_server.endpoint}  # fmt: skip
     depots = {
@@ -94,8 +96,9 @@ def world(s3_server: S3Server, rest_catalog: RestCatalog, lakehouse_root: Path) 
                  **({"metastoreRelativePath": relative} if relative else {}),
                  "s3": {"bucket": s3_server.bucket, "relativePath": "warehouse",
                         "region": s3_server.region, "endpoint": s3_server.endpoint}},
+        # The storage secret only, as DataOS 2.0 writes it: the REST token is the run-as apikey.
         "secrets": {"aws_access_key": s3_server.access_key,
-                    "aws_secret_key": s3_server.secret_key, "apikey": rest_catalog.token},
+                    "aws_secret_key": s3_server.secret_key},
     }  # fmt: skip
     (secret_dir / f"{SERVED}_config.yaml").write_text(yaml.safe_dump({"connection": manifest}))
     # Another depot on the same catalog: what a source's dataset address names.
@@ -220,7 +223,8 @@ class TestSampleBuiltFromEachResolver:
         project = sample(tmp_path / "dir", "dataos_dir", depot=f"dataos://{SERVED}?purpose=rw")
         add_read_back_test(project)
         add_dataset_address_source(project, "dataos_dir")
-        env = {"DATAOS_SECRET_DIR": str(world.secret_dir)}
+        env = {"DATAOS_SECRET_DIR": str(world.secret_dir),
+               "DATAOS_RUN_AS_APIKEY": world.rest.token}  # fmt: skip
         before = sum(world.service.calls.values())
         built = dbt(project, env, "build", "-s", "raw_customers", "stg_customers", VIA_ADDRESS)
         assert built.returncode == 0, built.stdout[-3000:]
@@ -288,7 +292,7 @@ FAULTS = {
             "refused the apikey from DATAOS_RUN_AS_APIKEY (HTTP 401"),
     "403": ("403", SERVED, {"DATAOS_RUN_AS_APIKEY": ""}, {"apikey": "{token}"},
             "refused the apikey from the profile's `apikey` (HTTP 403"),
-    "404": (None, "no-such-depot", {}, {}, "(answered 404: no such depot)"),
+    "404": (None, "no-such-depot", {}, {}, "answered 404 (no such depot)"),
     "malformed": ("malformed", SERVED, {}, {}, "with a body that is not JSON"),
     "bad_secret": ("bad_secret", SERVED, {}, {}, "is not base64 UTF-8 text"),
     "unwritable": (None, "pg-depot", {}, {}, "which dbt-lakehouse cannot write"),
@@ -323,10 +327,15 @@ def test_each_fault_is_one_clear_line(
         )
     message = str(raised.value.msg)
     assert line in message
+    assert "\n" not in message
     if name == "404":
-        assert "dataos://no-such-depot" in message and "1. depots file" in message
-    else:
-        assert "\n" not in message
+        # Every resolver with what it answered, and the fix for a workload inside DataOS.
+        assert message.startswith("Unknown depot dataos://no-such-depot: no resolver knows it.")
+        for part in ("1. depots file: none found", "2. DataOS secret dir (the default folder)",
+                     f"3. DataOS Depot Service at {world.service.url}",
+                     "Fix: name a depot this DataOS instance has"):  # fmt: skip
+            assert part in message
+        assert "depots.yml with" not in message
     assert_no_secret(world, message)
 
 

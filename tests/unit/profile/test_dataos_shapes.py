@@ -19,10 +19,8 @@ from dbt.adapters.lakehouse.profile.depot import (
     parse_depot_address,
     resolve_depot,
 )
-from dbt.adapters.lakehouse.profile.depot.dataos_shapes import (
-    decode_secret_payload,
-    depot_entry,
-)
+from dbt.adapters.lakehouse.profile.depot.dataos_secrets import decode_secret_payload
+from dbt.adapters.lakehouse.profile.depot.dataos_shapes import depot_entry
 from dbt.adapters.lakehouse.profile.depot.model import _Context
 
 ACCESS, SECRET, APIKEY, RUN_AS = "AKIADATAOS1X", "dataosSecret-77aa", "depotKey-9911", "runAs-5511"
@@ -208,9 +206,11 @@ def test_none_answering_lists_every_place_in_order(tmp_path: Path) -> None:
     with pytest.raises(DepotConfigError) as raised:
         _resolve_named(tmp_path, "ghost", DATAOS_SECRET_DIR=str(tmp_path / "nowhere"))
     text = raised.value.msg
-    assert text.startswith("No depots file found for depot: dataos://ghost")
-    order = ["1. depots file (none found)", "2. DataOS secret dir (DATAOS_SECRET_DIR): ",
-             "ghost_config.yaml (not found)", "3. DataOS Depot Service (not asked"]  # fmt: skip
+    assert text.startswith("Unknown depot dataos://ghost: no resolver knows it.")
+    assert "\n" not in text
+    order = ["1. depots file: none found", "2. DataOS secret dir (DATAOS_SECRET_DIR): ",
+             "ghost_config.yaml not found", "3. DataOS Depot Service not asked",
+             "Fix: declare dataos://ghost among the workload's depots"]  # fmt: skip
     positions = [text.index(part) for part in order]
     assert positions == sorted(positions)
 

@@ -239,4 +239,4 @@ def test_glue_needs_s3(cwd: Path) -> None:
 
 def test_rest_uri_must_be_http(cwd: Path) -> None:
     msg = error_of(s3_entry(catalog={"type": "rest", "uri": "thrift://hms:9083"}), cwd)
-    assert "The rest catalog uri must be an http(s) URL; got 'thrift://hms:9083'" in msg
+    assert "The rest catalog's catalog.uri must be an http(s) URL; got 'thrift://hms:9083'" in msg

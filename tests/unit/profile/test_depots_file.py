@@ -89,7 +89,8 @@ def test_relative_depots_file_is_resolved_against_cwd(cwd: Path, home: Path) -> 
 
 def test_no_depots_file(cwd: Path, home: Path) -> None:
     msg = error_of("dataos://prod", cwd, home, depots_file="missing.yml")
-    assert "No depots file found for depot: dataos://prod" in msg
+    assert msg.startswith("Unknown depot dataos://prod: no resolver knows it.")
+    assert "1. depots file: none found" in msg
     for path in (cwd / "missing.yml", cwd / "depots.yml", home / ".dbt" / "depots.yml"):
         assert f"{path} (not found)" in msg
     assert "LAKEHOUSE_DEPOTS_FILE (not set)" in msg
@@ -101,8 +102,8 @@ def test_unknown_depot_lists_known_names_and_files(cwd: Path, home: Path) -> Non
     used = write_depots(cwd / "depots.yml", {"alpha": s3_entry(), "beta": s3_entry()})
     write_depots(home / ".dbt" / "depots.yml", {"gamma": s3_entry()})
     msg = error_of("dataos://gama", cwd, home)
-    assert "Unknown depot: dataos://gama" in msg
-    assert "Known depots there: alpha, beta." in msg
+    assert msg.startswith("Unknown depot dataos://gama: no resolver knows it.")
+    assert f"1. depots file: {used} defines only alpha, beta (searched" in msg
     assert f"{used} (used)" in msg
     assert f"{home / '.dbt' / 'depots.yml'} (exists)" in msg
     assert "profile depots_file (not set)" in msg

@@ -126,7 +126,7 @@ def test_mount_errors_name_the_entry_and_the_nearest_key(tmp_path: Path) -> None
             str(tmp_path / "depots.yml"),
         )
     text = str(raised.value)
-    assert "Profile `depots: raw`: No depots file found for depot: dataos://missing" in text
+    assert "Profile `depots: raw`: Unknown depot dataos://missing: no resolver knows it." in text
     assert "Unknown `depots: old` key 'read_onyl'. Did you mean 'read_only'?" in text
 
 

@@ -173,4 +173,4 @@ def resolve_depot(
     name, purpose = parse_depot_reference(depot)
     answer = resolve_named(name, check_purpose(purpose, read_only, depot), depots_file, ctx)
     draft, problems = _draft_from_entry(answer.entry)
-    return _finish(draft, problems, name, answer.source, ctx)
+    return _finish(draft, problems, name, answer.source, ctx, answer.spelling)

@@ -24,10 +24,13 @@ from typing import Any
 from urllib.parse import quote
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.dataos_secrets import decode_secret_payload
 from dbt.adapters.lakehouse.profile.depot.dataos_shapes import (
-    decode_secret_payload,
-    depot_entry,
+    Spelled,
     is_lakehouse_shape,
+    run_as_apikey,
+    run_as_token,
+    spelled_entry,
 )
 from dbt.adapters.lakehouse.profile.depot.model import _Context
 from dbt.adapters.lakehouse.profile.secrets import safe_url
@@ -59,7 +62,7 @@ class ServiceEndpoint:
 @dataclass(frozen=True)
 class ServiceHit:
     endpoint: ServiceEndpoint
-    entry: dict[str, Any]
+    spelled: Spelled
 
 
 def service_endpoint(ctx: _Context) -> ServiceEndpoint | None:
@@ -69,9 +72,7 @@ def service_endpoint(ctx: _Context) -> ServiceEndpoint | None:
         base, base_from = f"https://{fqdn.strip('/')}/ds", "DATAOS_FQDN"
     if base is None:
         return None
-    apikey, apikey_from = ctx.getenv("DATAOS_RUN_AS_APIKEY"), "DATAOS_RUN_AS_APIKEY"
-    if apikey is None and ctx.apikey:
-        apikey, apikey_from = ctx.apikey, "the profile's `apikey`"
+    apikey, apikey_from = run_as_apikey(ctx)
     if apikey is None:
         raise DepotConfigError(
             f"The Depot Service ({base_from}={safe_url(base)}) needs an apikey, and none is "
@@ -93,16 +94,16 @@ def service_endpoint(ctx: _Context) -> ServiceEndpoint | None:
 def describe_service(ctx: _Context) -> str:
     """The place looked, for the 'none answered' report (never the apikey)."""
     if ctx.getenv("DEPOT_SERVICE_URL") is None and ctx.getenv("DATAOS_FQDN") is None:
-        return "DataOS Depot Service (not asked: DEPOT_SERVICE_URL and DATAOS_FQDN are not set)"
+        return "DataOS Depot Service not asked (DEPOT_SERVICE_URL and DATAOS_FQDN are not set)"
     endpoint = service_endpoint(ctx)
     assert endpoint is not None
-    return f"DataOS Depot Service at {endpoint.shown} (answered 404: no such depot)"
+    return f"DataOS Depot Service at {endpoint.shown} answered 404 (no such depot)"
 
 
 _LOCK = threading.Lock()
 # (base, tenant, sha256 of the apikey, depot, purpose) -> entry. An apikey is part of the key, so
 # a command with other credentials never gets this answer.
-_ANSWERS: dict[tuple[str, str | None, str, str, str], dict[str, Any]] = {}
+_ANSWERS: dict[tuple[str, str | None, str, str, str], Spelled] = {}
 
 
 def from_service(
@@ -142,21 +143,11 @@ def from_service(
     where = f"Depot '{name}' from the Depot Service at {safe_url(endpoint.base)}"
     secret_body = _get_json(get, secrets_url, endpoint, name, f"secrets (purpose {purpose})")
     secrets = {} if secret_body is None else decode_secret_payload(secret_body, f"{where}: secret")
-    entry = depot_entry(document, secrets, where)
-    run_as_token(entry, endpoint.apikey)
+    spelled = spelled_entry(document, secrets, where)
+    run_as_token(spelled.entry, where, ctx)
     with _LOCK:
-        _ANSWERS[key] = copy.deepcopy(entry)
-    return ServiceHit(endpoint, entry)
-
-
-def run_as_token(entry: dict[str, Any], apikey: str | None) -> None:
-    """The REST catalog's token: the depot's `apikey` secret, else the run-as apikey (DataOS's
-    own engines pass the run-as apikey to the REST catalog as its token)."""
-    catalog = entry.get("catalog")
-    secrets = entry.setdefault("secrets", {})
-    is_rest = isinstance(catalog, Mapping) and str(catalog.get("type", "rest")).lower() == "rest"
-    if is_rest and apikey and isinstance(secrets, dict) and not secrets.get("apikey"):
-        secrets["apikey"] = apikey
+        _ANSWERS[key] = copy.deepcopy(spelled)
+    return ServiceHit(endpoint, spelled)
 
 
 def _get_json(

@@ -47,14 +47,15 @@ def _find_depots_file(depots_file: str | None, ctx: _Context) -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
-def no_depots_file_message(name: str, depots_file: str | None, ctx: _Context) -> str:
+def describe_depots_files(
+    path: Path | None, known: list[str], depots_file: str | None, ctx: _Context
+) -> str:
+    """What the depots-file resolver found, for the 'no resolver knows it' line."""
     candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
-    return (
-        f"No depots file found for depot: dataos://{name}. Searched, in order: "
-        f"{_search_report(candidates, None, depots_file, ctx)}. Accepted: set `depots_file:` "
-        "in the profile, export LAKEHOUSE_DEPOTS_FILE=/path/to/depots.yml, or create "
-        "./depots.yml or ~/.dbt/depots.yml with `depots: {<name>: {type: lakehouse, ...}}`."
-    )
+    searched = _search_report(candidates, path, depots_file, ctx)
+    if path is None:
+        return f"none found (searched {searched})"
+    return f"{path} defines only {', '.join(sorted(known)) or '(none)'} (searched {searched})"
 
 
 def _search_report(
@@ -68,7 +69,7 @@ def _search_report(
     for path in candidates:
         state = "exists" if path.is_file() else "not found"
         lines.append(f"{path} ({'used' if path == used else state})")
-    return "; ".join(lines)
+    return ", ".join(lines)
 
 
 def _load_depots(path: Path) -> dict[str, Any]:
@@ -94,18 +95,6 @@ def _load_depots(path: Path) -> dict[str, Any]:
             "`depots: {<name>: {type: lakehouse, spec: ..., catalog: ..., secrets: ...}}`."
         )
     return {str(key): value for key, value in depots.items()}
-
-
-def unknown_depot_message(
-    path: Path, name: str, known: list[str], depots_file: str | None, ctx: _Context
-) -> str:
-    candidates = depots_file_candidates(depots_file, ctx.env, ctx.cwd, ctx.home)
-    return (
-        f"Unknown depot: dataos://{name} is not defined in {path}. Known depots there: "
-        f"{', '.join(sorted(known)) or '(none)'}. Files searched: "
-        f"{_search_report(candidates, path, depots_file, ctx)}. Accepted: one of the known "
-        f"names, or add '{name}' under `depots:` in {path}."
-    )
 
 
 class _MissingEnvVar(Exception):

@@ -38,10 +38,20 @@ from dbt.adapters.lakehouse.profile.depot.table_defaults import (
     parse_format_version,
     parse_table_formats,
 )
+from dbt.adapters.lakehouse.profile.depot.written_keys import as_written
 from dbt.adapters.lakehouse.profile.secrets import Secret, safe_url
 
 
-def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Context) -> Depot:
+def _finish(
+    draft: _Draft,
+    problems: list[str],
+    name: str,
+    source: str,
+    ctx: _Context,
+    spelling: Mapping[str, str] | None = None,
+) -> Depot:
+    """The Depot; else every problem in one error, its keys named as `spelling` says the
+    answering document wrote them (written_keys.py)."""
     storage = _resolve_storage(draft, ctx, problems)
     catalog = _resolve_catalog(draft, ctx, problems)
     secrets = _resolve_secrets(draft, ctx, problems)
@@ -80,7 +90,8 @@ def _finish(draft: _Draft, problems: list[str], name: str, source: str, ctx: _Co
     except FormatVersionError as exc:
         problems.append(str(exc.msg))
     if problems or storage is None or catalog is None:
-        _raise(problems or ["The depot is incomplete."], name, source)
+        written = [as_written(p, spelling or {}) for p in problems]
+        _raise(written or ["The depot is incomplete."], name, source)
     return Depot(
         name,
         storage,
@@ -238,7 +249,7 @@ def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> Catal
             return None
         if not uri.lower().startswith(("http://", "https://")):
             problems.append(
-                f"The {kind} catalog uri must be an http(s) URL; got {safe_url(uri)!r}. "
+                f"The {kind} catalog's catalog.uri must be an http(s) URL; got {safe_url(uri)!r}. "
                 "Accepted: http://host:port/path or https://host/path."
             )
     elif kind == "jdbc":

@@ -13,7 +13,8 @@ and engine/sparkconf.py makes that the engine's plan, whichever resolver answere
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
@@ -27,11 +28,14 @@ from dbt.adapters.lakehouse.profile.depot.files import (
     _load_depots,
     _render,
     _template_env,
-    no_depots_file_message,
-    unknown_depot_message,
+    describe_depots_files,
 )
 from dbt.adapters.lakehouse.profile.depot.model import _Context
-from dbt.adapters.lakehouse.profile.depot.secret_dir import describe_secret_dir, from_secret_dir
+from dbt.adapters.lakehouse.profile.depot.secret_dir import (
+    describe_secret_dir,
+    from_secret_dir,
+    secret_dir_path,
+)
 
 PURPOSES = ("r", "rw")
 
@@ -42,6 +46,8 @@ class Answer:
 
     entry: Any
     source: str
+    # Our key path -> the key as the answering document wrote it (dataos_shapes.Spelled).
+    spelling: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_named(name: str, purpose: str, depots_file: str | None, ctx: _Context) -> Answer:
@@ -57,22 +63,43 @@ def resolve_named(name: str, purpose: str, depots_file: str | None, ctx: _Contex
         known = list(depots)
     secret_file = from_secret_dir(name, ctx)
     if secret_file is not None:
-        return Answer(secret_file.entry, f"DataOS secret dir {secret_file.path}")
+        source = f"DataOS secret dir {secret_file.path}"
+        return Answer(secret_file.spelled.entry, source, secret_file.spelled.spelling)
     try:
         served = from_service(name, purpose, ctx)
     except DepotNotInService:
         served = None
     if served is not None:
-        return Answer(served.entry, f"DataOS Depot Service at {served.endpoint.shown}")
-    first = (
-        unknown_depot_message(path, name, known, depots_file, ctx)
-        if path is not None
-        else no_depots_file_message(name, depots_file, ctx)
-    )
+        source = f"DataOS Depot Service at {served.endpoint.shown}"
+        return Answer(served.spelled.entry, source, served.spelled.spelling)
     raise DepotConfigError(
-        f"{first}\nResolvers tried, in order: 1. depots file "
-        f"({path if path is not None else 'none found'}); 2. {describe_secret_dir(name, ctx)}; "
-        f"3. {describe_service(ctx)}."
+        f"Unknown depot dataos://{name}: no resolver knows it. Tried, in order: 1. depots file: "
+        f"{describe_depots_files(path, known, depots_file, ctx)}; 2. "
+        f"{describe_secret_dir(name, ctx)}; 3. {describe_service(ctx)}. Fix: "
+        f"{_fix_for_unknown(name, path, ctx)}"
+    )
+
+
+def _fix_for_unknown(name: str, path: Path | None, ctx: _Context) -> str:
+    """The fix that fits where the command runs: inside DataOS nobody writes a depots file."""
+    if ctx.getenv("DEPOT_SERVICE_URL") or ctx.getenv("DATAOS_FQDN"):
+        return (
+            f"name a depot this DataOS instance has (its Depot Service answered 404 for "
+            f"'{name}', as it does for a depot the run-as user may not read), or define "
+            f"'{name}' in a depots file."
+        )
+    if ctx.getenv("DATAOS_SECRET_DIR"):
+        return (
+            f"declare dataos://{name} among the workload's depots, so DataOS writes "
+            f"{secret_dir_path(name, ctx)}; or set DEPOT_SERVICE_URL (or DATAOS_FQDN) for the "
+            "Depot Service; or define it in a depots file."
+        )
+    if path is not None:
+        return f"use one of the names {path} defines, or add '{name}' under `depots:` there."
+    return (
+        "set `depots_file:` in the profile, export LAKEHOUSE_DEPOTS_FILE=/path/to/depots.yml, or "
+        f"create ./depots.yml or ~/.dbt/depots.yml with `depots: {{{name}: {{type: lakehouse, "
+        "...}}`; inside DataOS, DEPOT_SERVICE_URL or DATAOS_FQDN reaches its Depot Service."
     )
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.dataos_shapes import depot_entry, our_secret_keys
+from dbt.adapters.lakehouse.profile.depot.dataos_secrets import our_secret_keys
+from dbt.adapters.lakehouse.profile.depot.dataos_shapes import Spelled, run_as_token, spelled_entry
 from dbt.adapters.lakehouse.profile.depot.model import _Context
 
 DEFAULT_SECRET_DIR = "/etc/dataos/secret"
@@ -26,7 +26,7 @@ DEFAULT_SECRET_DIR = "/etc/dataos/secret"
 @dataclass(frozen=True)
 class SecretDirHit:
     path: Path
-    entry: dict[str, Any]
+    spelled: Spelled
 
 
 def secret_dir_path(name: str, ctx: _Context) -> Path:
@@ -38,8 +38,8 @@ def secret_dir_path(name: str, ctx: _Context) -> Path:
 def describe_secret_dir(name: str, ctx: _Context) -> str:
     """The place looked, for the 'none answered' report."""
     path = secret_dir_path(name, ctx)
-    source = "DATAOS_SECRET_DIR" if ctx.getenv("DATAOS_SECRET_DIR") else "the default"
-    return f"DataOS secret dir ({source}): {path} ({'exists' if path.is_file() else 'not found'})"
+    source = "DATAOS_SECRET_DIR" if ctx.getenv("DATAOS_SECRET_DIR") else "the default folder"
+    return f"DataOS secret dir ({source}): {path} {'exists' if path.is_file() else 'not found'}"
 
 
 def from_secret_dir(name: str, ctx: _Context) -> SecretDirHit | None:
@@ -70,4 +70,6 @@ def from_secret_dir(name: str, ctx: _Context) -> SecretDirHit | None:
         if isinstance(held, Mapping):
             secrets.update(our_secret_keys(held, where))
     body = {k: v for k, v in connection.items() if k != "secrets"}
-    return SecretDirHit(path, depot_entry(body, secrets, where))
+    spelled = spelled_entry(body, secrets, where)
+    run_as_token(spelled.entry, where, ctx)
+    return SecretDirHit(path, spelled)
