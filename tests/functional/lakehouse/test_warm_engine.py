@@ -3,8 +3,9 @@
 Later commands attach to the engine the first one started; `dbt-lakehouse engine status|stop`
 show and stop it; it stops itself when idle; a killed engine (between or during commands) is
 replaced by the next command, the one it died under failing with one line; two processes at
-once share it; other launch settings get their own engine; only its owner, with its secret,
-gets in. A cold command starts none (test_engine_errors.py)."""
+once share it; other launch settings get their own engine; `engine stop` stops the engines
+of its LAKEHOUSE_ENGINE_HOME only; only its owner, with its secret, gets in. A cold command
+starts none (test_engine_errors.py)."""
 
 from __future__ import annotations
 
@@ -163,29 +164,45 @@ def assert_private_and_refuses_strangers(home: Path) -> None:
     assert state["secret"] not in (engine_folder / "engine.log").read_text()
 
 
-def test_other_launch_settings_get_their_own_engine_and_idle_engines_stop(
+def test_other_launch_settings_get_their_own_engine_stop_is_per_home_and_idle_engines_stop(
     engine_home: Path,
+    other_engine_home: Path,
     tmp_path: Path,
 ) -> None:
-    home = engine_home
-    # 30 idle seconds: enough for a loaded machine to read the status of a run's engine before
-    # it idles away (15 s once was not, with two busy test workers), short enough to watch both
-    # stop.
-    small = project(tmp_path / "small", memory="1g", keep="0.5")
-    large = project(tmp_path / "large", memory="2g", keep="0.5")
+    """Two launch settings, two engines: started under two engine homes, so that `engine stop`
+    under one is seen to leave the other's engine running (and to say so), which then stops
+    itself when idle."""
+    from dbt.adapters.lakehouse.engine.warm.folder import running_engine_folders
+
+    homes = {"small": engine_home, "large": other_engine_home}
+    # The large engine is stopped by `engine stop`, so kept the default 15 idle minutes; the
+    # small one stops itself after a minute idle: enough for a loaded machine to start the
+    # other engine and stop it meanwhile, short enough to watch.
+    large = project(tmp_path / "large", memory="2g")
+    small = project(tmp_path / "small", memory="1g", keep="1")
     engines = {}
-    for folder in (small, large):
-        done = dbt(folder, home, "run", "-s", "base")
+    for folder in (large, small):
+        done = dbt(folder, homes[folder.name], "run", "-s", "base")
         assert done.returncode == 0, output(done)
-        # The engine of this run, the newest running one: the other may be idling away
-        # already (then it reports "stopping", without uptime).
-        running = [e for e in statuses(home) if "uptime_seconds" in e]
-        engines[folder.name] = min(running, key=lambda e: e["uptime_seconds"])
+        [engines[folder.name]] = statuses(homes[folder.name])
     assert engines["small"]["folder"] != engines["large"]["folder"]
     assert engines["small"]["heap_max_bytes"] <= 1024 * 1048576
     assert engines["large"]["heap_max_bytes"] > 1024 * 1048576
-    assert all(e["keep_warm_minutes"] == 0.5 for e in engines.values())
-    # 30 idle seconds later, both are gone: supervisor and JVM.
-    assert wait_until(lambda: statuses(home) == [], 90)
+    assert (engines["small"]["keep_warm_minutes"], engines["large"]["keep_warm_minutes"]) == (1, 15)
+    # `--all` finds both (what it would stop; not run here: it would stop every engine of this
+    # user, other test runs' too).
+    found = running_engine_folders()
+    assert {Path(e["folder"]) for e in engines.values()} <= set(found), found
+    # `engine stop` under the large engine's home stops it alone, naming it and its home, and
+    # then points at the small one's home, whose engine still runs, for --all.
+    stopped = engine_cli(homes["large"], "stop")
+    assert stopped.returncode == 0, stopped.stderr
+    first, *rest = stopped.stdout.splitlines()
+    name = Path(engines["large"]["folder"]).name
+    assert first == f"stopped 1 engine(s) in {homes['large']}: {name}", stopped.stdout
+    assert any(str(homes["small"]) in line and "--all" in line for line in rest), stopped.stdout
+    assert not process_running(engines["large"]["jvm_pid"])
+    # A minute idle later, the small one is gone too: supervisor and JVM.
+    assert wait_until(lambda: statuses(homes["small"]) == [], 150)
     pids = [pid for e in engines.values() for pid in (e["jvm_pid"], e["pid"])]
     assert not any(process_running(pid) for pid in pids)

@@ -19,8 +19,7 @@ import pytest
 BIN = Path(sys.executable).parent
 
 
-@pytest.fixture
-def engine_home() -> Iterator[Path]:
+def _own_engine_home() -> Iterator[Path]:
     """An engines' folder of the test's own, every engine in it stopped at the end. Short, since
     a Unix socket's path is limited to about 100 bytes (pytest's tmp_path can be longer)."""
     from dbt.adapters.lakehouse.engine.warm.folder import stop_engines
@@ -29,6 +28,17 @@ def engine_home() -> Iterator[Path]:
     yield home
     stop_engines(home)
     shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def engine_home() -> Iterator[Path]:
+    yield from _own_engine_home()
+
+
+@pytest.fixture
+def other_engine_home() -> Iterator[Path]:
+    """A second one, for engines under another LAKEHOUSE_ENGINE_HOME."""
+    yield from _own_engine_home()
 
 
 def environment(home: Path, **extra: str) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""`dbt-lakehouse engine start|status|stop`: the warm engines (engine/warm/) of this user."""
+"""`dbt-lakehouse engine start|status|stop`: the warm engines (engine/warm/) of this user, those
+under the current LAKEHOUSE_ENGINE_HOME unless `--all`."""
 
 from __future__ import annotations
 
@@ -11,12 +12,21 @@ from dbt.adapters.lakehouse.engine.warm.folder import (
     engine_folders,
     read_private_json,
     request,
+    running_engine_folders,
+    stop_engine,
     stop_engines,
     supervisor_alive,
 )
 from dbt.adapters.lakehouse.engine.warm.identity import engines_home
 from dbt.adapters.lakehouse.engine.warm.server import LOG_FILE, STATE_FILE
 
+# An engine lives in a folder under the engines' home of the command that started it: `status`
+# and `stop` see that home's engines unless given --all.
+_HOME = (
+    "the engines' folder: $LAKEHOUSE_ENGINE_HOME, else engines/ in the user cache "
+    "(~/.cache/dbt-lakehouse)"
+)
+_ALL = "every engine of this user, whichever LAKEHOUSE_ENGINE_HOME it was started under"
 # What `status` shows of an engine's launch conf: what tells engines apart, not every default.
 _SHOWN_CONF = ("spark.driver.memory", "spark.driver.extraJavaOptions")
 
@@ -27,10 +37,13 @@ def add_commands(commands: Any, profile_options: Any) -> None:
     start = actions.add_parser("start", help="start (and warm) the engine of a profile")
     profile_options(start)
     start.set_defaults(run=_start)
-    status = actions.add_parser("status", help="show the running engines")
+    status = actions.add_parser("status", help=f"show the running engines under {_HOME}")
     status.add_argument("--json", action="store_true", help="one JSON object per engine")
+    status.add_argument("--all", action="store_true", help=_ALL)
     status.set_defaults(run=_status)
-    actions.add_parser("stop", help="stop every engine of this user").set_defaults(run=_stop)
+    stop = actions.add_parser("stop", help=f"stop the engines under {_HOME}")
+    stop.add_argument("--all", action="store_true", help=_ALL)
+    stop.set_defaults(run=_stop)
 
 
 def _start(args: argparse.Namespace) -> int:
@@ -62,9 +75,11 @@ def _start(args: argparse.Namespace) -> int:
     return 0
 
 
-def engine_statuses(home: Path | None = None) -> list[dict[str, Any]]:
+def engine_statuses(
+    home: Path | None = None, folders: list[Path] | None = None
+) -> list[dict[str, Any]]:
     statuses = []
-    for folder in engine_folders(home):
+    for folder in engine_folders(home) if folders is None else folders:
         if not supervisor_alive(folder):
             continue
         try:
@@ -78,15 +93,18 @@ def engine_statuses(home: Path | None = None) -> list[dict[str, Any]]:
 
 
 def _status(args: argparse.Namespace) -> int:
-    statuses = engine_statuses()
+    statuses = engine_statuses(folders=running_engine_folders() if args.all else None)
     if args.json:
         for status in statuses:
             print(json.dumps(status))
         return 0
     if not statuses:
-        print(f"no engine running (engines' folder: {engines_home()})")
+        where = "" if args.all else f" (engines' folder: {engines_home()})"
+        print(f"no engine running{where}")
     for status in statuses:
         print(_describe(status))
+    if not args.all:
+        _mention_others()
     return 0
 
 
@@ -126,7 +144,24 @@ def _mb(value: Any) -> str:
     return f"{value / 1048576:.0f} MB" if isinstance(value, int | float) else "unknown"
 
 
-def _stop(_: argparse.Namespace) -> int:
+def _stop(args: argparse.Namespace) -> int:
+    if args.all:
+        stopped = [str(folder) for folder in running_engine_folders() if stop_engine(folder)]
+        print(f"stopped {len(stopped)} engine(s){': ' + ', '.join(stopped) if stopped else ''}")
+        return 0
     stopped = stop_engines()
-    print(f"stopped {len(stopped)} engine(s){': ' + ', '.join(stopped) if stopped else ''}")
+    named = f": {', '.join(stopped)}" if stopped else ""
+    print(f"stopped {len(stopped)} engine(s) in {engines_home()}{named}")
+    _mention_others()
     return 0
+
+
+def _mention_others() -> None:
+    """Engines this user runs under other homes, which the command just left alone."""
+    home = engines_home().absolute()
+    others = [f for f in running_engine_folders() if f.parent != home]
+    if others:
+        print(
+            f"{len(others)} other engine(s) run under another LAKEHOUSE_ENGINE_HOME "
+            f"({', '.join(sorted({str(f.parent) for f in others}))}): `--all` includes them"
+        )

@@ -12,6 +12,7 @@ import secrets
 import signal
 import socket
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -108,8 +109,52 @@ def engine_folders(home: Path | None = None) -> list[Path]:
 
 
 def stop_engines(home: Path | None = None) -> list[str]:
-    """Stop every engine under `home` (default: the user's engines); the names of those that ran."""
+    """Stop every engine under `home` (default: LAKEHOUSE_ENGINE_HOME's); the names of those
+    that ran."""
     return [folder.name for folder in engine_folders(home) if stop_engine(folder)]
+
+
+# How a supervisor runs: `<python> <...>/engine/warm/server.py <engine folder>` (client.py).
+_SERVER_SCRIPT = str(Path("engine", "warm", Path(server.__file__).name))
+
+
+def running_engine_folders() -> list[Path]:
+    """The folder of every engine this user runs, under whichever LAKEHOUSE_ENGINE_HOME each was
+    started (and by whichever install of the adapter): no file lists the homes in use, so the
+    supervisors' command lines say."""
+    folders = set()
+    for args in _own_command_lines():
+        for script, folder in zip(args, args[1:], strict=False):
+            if script.endswith(_SERVER_SCRIPT) and Path(folder).is_absolute():
+                path = Path(folder)
+                if path.is_dir() and path.stat().st_uid == os.getuid() and supervisor_alive(path):
+                    folders.add(path)
+    return sorted(folders)
+
+
+def _own_command_lines() -> Iterator[list[str]]:
+    """The arguments of each process this user runs: from /proc, or `ps` without it (macOS,
+    where an argument holding a space is split)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cmdline").exists():
+        listed = subprocess.run(
+            ["ps", "-ww", "-U", str(os.getuid()), "-o", "args="],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        yield from (line.split() for line in listed.stdout.splitlines())
+        return
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        yield [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]
 
 
 def stop_engine(folder: Path, wait: float = 30.0) -> bool:
