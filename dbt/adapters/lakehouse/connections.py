@@ -196,8 +196,11 @@ class LakehouseConnectionManager(SQLConnectionManager):
         try:
             yield
         except CommitConflictError as exc:
-            # The cursor's message is the console's; what Iceberg said goes to the log only.
-            logger.debug(f"error while running:\n{sql}\n{self._scrubbed(exc.engine_text)}")
+            # The cursor's message is the console's; what Iceberg said goes to the log only, and
+            # once: `execute` and dbt's `add_query` inside it both enter this handler.
+            if exc.engine_text:
+                logger.debug(f"error while running:\n{sql}\n{self._scrubbed(exc.engine_text)}")
+                exc.engine_text = ""
             raise
         except DbtRuntimeError:
             raise

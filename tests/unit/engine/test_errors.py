@@ -183,9 +183,10 @@ def test_a_lost_commit_race_keeps_its_message_and_logs_what_iceberg_said(
         f"contain records matching true: [s3://bkt/wh/s/t/data/00000-1.parquet] ({APIKEY})"
     )
     lost = CommitConflictError("Commit conflict on table t: ...\nFix: run the model again", iceberg)
+    handler = manager().exception_handler
     with pytest.raises(CommitConflictError) as info:
-        with manager().exception_handler("merge into lakehouse.s.t using src on false"):
-            raise lost
+        with handler("merge into t"), handler("merge into lakehouse.s.t using src on false"):
+            raise lost  # through two handlers, as a statement dbt executes goes
     assert info.value is lost  # the console's message, unchanged
     [entry] = logged
     assert "merge into lakehouse.s.t" in entry and "s3://bkt/wh/s/t/data/00000-1.parquet" in entry
