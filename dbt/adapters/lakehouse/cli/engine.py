@@ -158,7 +158,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _mention_others() -> None:
     """Engines this user runs under other homes, which the command just left alone."""
-    home = engines_home().absolute()
+    home = engines_home()
     others = [f for f in running_engine_folders() if f.parent != home]
     if others:
         print(

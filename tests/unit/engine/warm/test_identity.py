@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from dbt.adapters.lakehouse.engine.warm.identity import (
     DEFAULT_KEEP_WARM_MINUTES,
     engine_conf,
     engine_key,
+    engines_home,
     keep_warm_minutes,
     session_conf,
 )
@@ -130,3 +132,11 @@ def test_the_key_reveals_no_secret_and_depends_on_the_users_salt():
     assert engine_key(secret, JAVA, env={}, salt=b"a") != engine_key(
         secret, JAVA, env={}, salt=b"b"
     )
+
+
+def test_a_relative_engines_home_is_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The supervisor runs in its engine's folder and is given that folder's path.
+    monkeypatch.chdir(tmp_path)
+    assert engines_home({"LAKEHOUSE_ENGINE_HOME": "engines"}) == tmp_path / "engines"

@@ -156,4 +156,7 @@ def engines_home(env: Mapping[str, str] | None = None) -> Path:
 
     env = os.environ if env is None else env
     configured = env.get("LAKEHOUSE_ENGINE_HOME", "").strip()
-    return Path(configured).expanduser() if configured else cache_dir(env) / "engines"
+    home = Path(configured).expanduser() if configured else cache_dir(env) / "engines"
+    # Absolute: the supervisor is started in the engine's folder with that folder's path as its
+    # argument, which, relative, would point nowhere from there.
+    return home.absolute()
