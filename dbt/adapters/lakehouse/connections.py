@@ -43,6 +43,7 @@ from dbt.adapters.lakehouse.report.response import response_fields
 from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags
 from dbt.adapters.lakehouse.report.work import take as take_work
+from dbt.adapters.lakehouse.reuse.verdicts import take_verdict
 
 if TYPE_CHECKING:
     import agate
@@ -67,6 +68,10 @@ class LakehouseAdapterResponse(AdapterResponse):
     snapshots: list[dict[str, Any]] | None = None
     spark_jobs: int | None = None
     spark_seconds: float | None = None
+    # Whether the node was reused as its last build left it, and why, or why it was built
+    # (reuse/): set only where reuse applies to the node.
+    reused: bool | None = None
+    reuse_reason: str | None = None
 
 
 class LakehouseHandle:
@@ -286,6 +291,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         jobs = node_jobs(handle.spark, handle.job_group)
         fields = response_fields(code, work, jobs, rows_given, message)
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
+        fields.update(take_verdict(get_invocation_id(), handle.name))
         return LakehouseAdapterResponse(**fields)
 
     @classmethod

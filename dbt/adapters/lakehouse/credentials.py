@@ -104,6 +104,9 @@ class LakehouseCredentials(Credentials):
     write_audit_publish: bool = False
     # Attribution tags on every Spark job and Iceberg commit of a node (report/tags.py).
     query_tags: dict[str, Any] | None = None
+    # Reuse a `table` model whose inputs, query and settings did not move (reuse/); off until
+    # every kind of node is covered (docs/reuse.md).
+    reuse: bool = False
 
     _ALIASES = {"catalog": "database", "namespace": "schema"}
 
@@ -142,9 +145,10 @@ class LakehouseCredentials(Credentials):
                 f"commit_retries must be a whole number from 0 to {MAX_COMMIT_RETRIES}; got "
                 f"{retries!r}."
             )
-        audited = data.get("write_audit_publish")
-        if audited is not None and not isinstance(audited, bool):
-            problems.append(f"write_audit_publish must be true or false; got {audited!r}.")
+        for switch in ("write_audit_publish", "reuse"):
+            value = data.get(switch)
+            if value is not None and not isinstance(value, bool):
+                problems.append(f"{switch} must be true or false; got {value!r}.")
         if problems:
             raise DbtRuntimeError("\n".join(problems))
         super().validate(data)

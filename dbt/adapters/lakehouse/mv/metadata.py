@@ -12,19 +12,21 @@ an Iceberg table, from the metadata tables, each read when first needed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.iceberg.lineage import NODE_KEY as WRITER
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.mv.state import PREFIX
+from dbt.adapters.lakehouse.mv.state import RECORD_PREFIXES
 from dbt.adapters.lakehouse.time_travel.history import int_or_none
 
 Query = Callable[[str], Any]
+_ANY_PREFIX = " or ".join(f"startswith(k, '{p}')" for p in RECORD_PREFIXES)
 TOTAL_BYTES = "total-files-size"
 
 
@@ -33,13 +35,15 @@ class Snapshot:
     parent: int | None
     operation: str
     committed_ms: int
-    entries: Mapping[str, str]  # the summary's lakehouse.mv.* entries
+    entries: Mapping[str, str]  # the summary's record entries (lakehouse.mv.*, lakehouse.build.*)
     # The table's data and delete files at this snapshot, in bytes (the summary's
     # total-files-size; None when a writer left it out).
     total_bytes: int | None = None
     # The dbt node whose run committed it (the summary's dbt.node, iceberg/lineage.py; None:
     # a writer that records no lineage).
     writer: str | None = None
+    # The id of the table schema current when it was committed (None: not read on this path).
+    schema_id: int | None = None
 
 
 class TableMetadata(Protocol):
@@ -58,6 +62,10 @@ class ParsedMetadata:
     main: int | None
     snapshots: Mapping[int, Snapshot]
     properties: Mapping[str, str]
+    # The table's current schema id, and each schema's columns (names, types, required: not
+    # their docs) as a digest: an ALTER that commits no snapshot still changes these.
+    current_schema_id: int | None = None
+    schema_columns: Mapping[int, str] = field(default_factory=dict)
 
 
 def parse_metadata_json(text: str) -> ParsedMetadata:
@@ -79,14 +87,39 @@ def parse_metadata_json(text: str) -> ParsedMetadata:
             None if parent is None else int(parent),
             str(summary.get("operation", "")),
             int(snapshot["timestamp-ms"]),
-            {k: str(v) for k, v in summary.items() if k.startswith(PREFIX)},
+            {k: str(v) for k, v in summary.items() if k.startswith(RECORD_PREFIXES)},
             int_or_none(summary.get(TOTAL_BYTES)),
             _text_or_none(summary.get(WRITER)),
+            int_or_none(snapshot.get("schema-id")),
         )
     properties = {
-        k: str(v) for k, v in (found.get("properties") or {}).items() if k.startswith(PREFIX)
+        k: str(v)
+        for k, v in (found.get("properties") or {}).items()
+        if k.startswith(RECORD_PREFIXES)
     }
-    return ParsedMetadata(main, snapshots, properties)
+    schemas = {
+        int(schema["schema-id"]): _columns_digest(schema.get("fields") or [])
+        for schema in found.get("schemas") or []
+        if "schema-id" in schema
+    }
+    return ParsedMetadata(
+        main, snapshots, properties, int_or_none(found.get("current-schema-id")), schemas
+    )
+
+
+def _columns_digest(fields: Any) -> str:
+    """A schema's columns without their docs (a column comment changes the schema id, not the
+    rows)."""
+
+    def undocumented(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: undocumented(v) for k, v in node.items() if k != "doc"}
+        if isinstance(node, list):
+            return [undocumented(v) for v in node]
+        return node
+
+    text = json.dumps(undocumented(fields), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class SqlMetadata:
@@ -107,7 +140,7 @@ class SqlMetadata:
         # Spark's rows).
         rows = self.query(
             "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
-            f"to_json(map_filter(summary, (k, v) -> startswith(k, '{PREFIX}'))), "
+            f"to_json(map_filter(summary, (k, v) -> {_ANY_PREFIX})), "
             f"summary['{TOTAL_BYTES}'], summary['{WRITER}'] from {self.table.sql_name}.snapshots"
         )
         return {
@@ -125,7 +158,7 @@ class SqlMetadata:
     @cached_property
     def properties(self) -> Mapping[str, str]:
         rows = self.query(f"show tblproperties {self.table.sql_name}")
-        return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(PREFIX)}
+        return {str(r[0]): str(r[1]) for r in rows if str(r[0]).startswith(RECORD_PREFIXES)}
 
 
 Reader = Callable[[TableName], TableMetadata]

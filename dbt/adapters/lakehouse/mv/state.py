@@ -33,8 +33,14 @@ from typing import Any
 from dbt.adapters.lakehouse.iceberg.history import ancestors, line_of
 
 PREFIX = "lakehouse.mv."
-UPSTREAM_PREFIX = PREFIX + "upstream."
-SCHEMA_PREFIX = PREFIX + "upstream_schema."
+# The same record under another prefix, written by a reused node's build (reuse/): a table it
+# builds is not a materialized view, and `mv status` must not read it as one.
+BUILD_PREFIX = "lakehouse.build."
+RECORD_PREFIXES = (PREFIX, BUILD_PREFIX)
+UPSTREAM = "upstream."
+SCHEMA = "upstream_schema."
+UPSTREAM_PREFIX = PREFIX + UPSTREAM
+SCHEMA_PREFIX = PREFIX + SCHEMA
 SQL_HASH = PREFIX + "sql_hash"
 CONFIG_HASH = PREFIX + "config_hash"
 REFRESHED_AT = PREFIX + "refreshed_at"
@@ -96,27 +102,30 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def recorded_of(properties: Mapping[str, str]) -> Recorded:
+def recorded_of(properties: Mapping[str, str], prefix: str = PREFIX) -> Recorded:
     """Read the record back from a table's properties (keys are case-sensitive in Iceberg)."""
+    upstream, schema = prefix + UPSTREAM, prefix + SCHEMA
     return Recorded(
         upstreams={
-            key[len(UPSTREAM_PREFIX) :]: _int_or_none(value)
+            key[len(upstream) :]: _int_or_none(value)
             for key, value in properties.items()
-            if key.startswith(UPSTREAM_PREFIX)
+            if key.startswith(upstream)
         },
         schemas={
-            key[len(SCHEMA_PREFIX) :]: value
-            for key, value in properties.items()
-            if key.startswith(SCHEMA_PREFIX)
+            key[len(schema) :]: value for key, value in properties.items() if key.startswith(schema)
         },
-        sql_hash=properties.get(SQL_HASH),
-        config_hash=properties.get(CONFIG_HASH),
-        refreshed_at=properties.get(REFRESHED_AT),
+        sql_hash=properties.get(prefix + "sql_hash"),
+        config_hash=properties.get(prefix + "config_hash"),
+        refreshed_at=properties.get(prefix + "refreshed_at"),
     )
 
 
 def record_properties(
-    upstreams: Sequence[UpstreamState], sql: str, config: Mapping[str, Any], refreshed_at: str
+    upstreams: Sequence[UpstreamState],
+    sql: str,
+    config: Mapping[str, Any],
+    refreshed_at: str,
+    prefix: str = PREFIX,
 ) -> dict[str, str]:
     """The record a build writes with its rows."""
     return properties_of(
@@ -126,25 +135,26 @@ def record_properties(
             sql_hash=sql_hash(sql),
             config_hash=config_hash(config),
             refreshed_at=refreshed_at,
-        )
+        ),
+        prefix,
     )
 
 
-def properties_of(record: Recorded) -> dict[str, str]:
+def properties_of(record: Recorded, prefix: str = PREFIX) -> dict[str, str]:
     """A record as the properties (or summary entries) that hold it."""
     properties = {
-        key: value
+        prefix + key: value
         for key, value in (
-            (SQL_HASH, record.sql_hash),
-            (CONFIG_HASH, record.config_hash),
-            (REFRESHED_AT, record.refreshed_at),
+            ("sql_hash", record.sql_hash),
+            ("config_hash", record.config_hash),
+            ("refreshed_at", record.refreshed_at),
         )
         if value is not None
     }
     for name, snapshot in record.upstreams.items():
-        properties[UPSTREAM_PREFIX + name] = NO_SNAPSHOT if snapshot is None else str(snapshot)
+        properties[prefix + UPSTREAM + name] = NO_SNAPSHOT if snapshot is None else str(snapshot)
     for name, schema in record.schemas.items():
-        properties[SCHEMA_PREFIX + name] = schema or NO_SNAPSHOT
+        properties[prefix + SCHEMA + name] = schema or NO_SNAPSHOT
     return properties
 
 
@@ -177,19 +187,23 @@ class RefreshPlan:
 
 
 def built_entries(
-    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]], main_head: int | None
+    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]],
+    main_head: int | None,
+    prefix: str = PREFIX,
 ) -> Mapping[str, str] | None:
     """The record (`lakehouse.mv.*` summary entries) of the build `main` of a view stands on:
     snapshot id -> (parent, operation, its `lakehouse.mv.*` summary entries). Compactions after
     it keep its rows; any other commit without a record (another writer) or none found: None,
     the rows are not known to be a build's."""
-    found = rows_commit(snapshots, main_head)
+    found = rows_commit(snapshots, main_head, prefix)
     entries = snapshots[found][2] if found is not None else {}
-    return entries if entries.get(REFRESHED_AT) else None
+    return entries if entries.get(prefix + "refreshed_at") else None
 
 
 def rows_commit(
-    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]], main_head: int | None
+    snapshots: Mapping[int, tuple[int | None, str, Mapping[str, str]]],
+    main_head: int | None,
+    prefix: str = PREFIX,
 ) -> int | None:
     """The snapshot whose commit wrote the rows `main` holds (same shape as built_entries's):
     main's head, or below compactions (`replace`, which keep the rows they rewrite) the first
@@ -197,7 +211,7 @@ def rows_commit(
     parents = {snapshot: parent for snapshot, (parent, _, _) in snapshots.items()}
     for snapshot in line_of(parents, main_head):
         _, operation, entries = snapshots[snapshot]
-        if entries.get(REFRESHED_AT) or operation != "replace":
+        if entries.get(prefix + "refreshed_at") or operation != "replace":
             return snapshot
     return None
 

@@ -11,12 +11,21 @@
   {#- A SQL model's statement is rendered, and so checked, before the pre-hooks run; a Python
       model runs after them (as in dbt-spark), its DataFrame then read as a temporary view. -#}
   {%- if model.language == 'python' -%}
+    {%- do adapter.reuse_plan(target_relation, old_relation, compiled_code, '', model, should_full_refresh(), (pre_hooks + post_hooks) | length > 0) -%}
     {{ run_hooks(pre_hooks) }}
     {%- set python_view = lakehouse_python_model_view() -%}
     {%- set build_sql = create_table_as(False, target_relation, 'select * from ' ~ python_view) -%}
   {%- else -%}
     {%- set python_view = none -%}
     {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
+    {#- Reused (reuse/, docs/reuse.md): nothing it reads moved and its statement and settings
+        are those of the build its table's main holds; nothing runs, not even its hooks. -#}
+    {%- set reuse = adapter.reuse_plan(target_relation, old_relation, compiled_code, build_sql, model, should_full_refresh(), (pre_hooks + post_hooks) | length > 0) -%}
+    {%- if reuse['reuse'] -%}
+      {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
+      {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+      {{ return({'relations': [target_relation]}) }}
+    {%- endif -%}
     {{ run_hooks(pre_hooks) }}
   {%- endif -%}
 

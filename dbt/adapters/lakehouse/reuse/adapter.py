@@ -1,0 +1,174 @@
+"""What the `table` materialization asks before it builds (through impl.py): reuse the table
+as it is, or build it, recording in the build's own commit what it was built from.
+
+The record is the materialized view's (mv/state.py), under `lakehouse.build.`: the statement's
+shape and the query's plan digest (reuse/inputs.py), the watched settings, and each input
+table's `main` snapshot and columns. It rides on the commit that writes the rows (commit
+lineage), so a table's `main` holds its rows and their record together or neither; a rollback,
+another writer or a compaction-free commit by anyone else leaves no record on `main`'s rows and
+the next run builds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
+from dbt.adapters.lakehouse.iceberg import lineage
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv import metadata, reading
+from dbt.adapters.lakehouse.mv.state import (
+    BUILD_PREFIX,
+    Recorded,
+    RefreshPlan,
+    UpstreamState,
+    built_entries,
+    plan_refresh,
+    record_properties,
+    recorded_of,
+    rows_commit,
+)
+from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
+from dbt.adapters.lakehouse.reuse.plan import build_reasons, statement_shape, switch
+from dbt.adapters.lakehouse.reuse.status import mark_reused_results
+from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+# Settings that change what a reused node would leave behind without reaching its statement.
+_ALSO_WATCHED = ("grants", "persist_docs", "write_order_by")
+
+
+def reuse_plan(
+    adapter: LakehouseAdapter,
+    relation: Any,
+    existing: Any,
+    query: str,
+    statement: str,
+    model: Any,
+    full_refresh: bool,
+    has_hooks: bool,
+) -> dict[str, Any]:
+    """{reuse: bool, reason: str}. When the node is built, its build's commit will carry the
+    record (when reuse applies to it at all)."""
+    from dbt_common.invocation import get_invocation_id
+
+    node_id, config = str(model["unique_id"]), model["config"]
+    invocation = str(get_invocation_id())
+    decided = switch(config.get("reuse"), adapter.config.credentials.reuse, os.environ)
+    if decided.on:
+        mark_reused_results()  # dbt's `reused` status for this run's reused nodes
+    if not decided.on:
+        if decided.why_off:
+            return _built(invocation, node_id, f"not reusable: {decided.why_off}")
+        return {"reuse": False, "reason": ""}
+    why_not = _never_reused(model, config, has_hooks)
+    if why_not:
+        return _built(invocation, node_id, f"not reusable: {why_not}")
+    target = TableName.of(relation)
+    with adapter._spark_session(f"decide whether {target} is reused") as spark:
+        branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+        lineage_off = lineage.lineage_off_reason(spark)
+        if branch or lineage_off:
+            why = (
+                f"an audited run (branch {branch})"
+                if branch
+                else (f"this session's commits carry no record ({lineage_off})")
+            )
+            return _built(invocation, node_id, f"not reusable: {why}")
+        read = metadata.reader(spark, adapter._metadata_rows)
+        inputs = plan_inputs(spark, query)
+    if inputs.varying:
+        return _built(
+            invocation, node_id, f"not reusable: non-deterministic ({', '.join(inputs.varying)})"
+        )
+    states, untracked = _states(adapter, read, inputs.tables, target)
+    untracked = [*inputs.untracked, *untracked]
+    if untracked:
+        return _built(invocation, node_id, f"not reusable: {'; '.join(untracked)}")
+    digest_sql = "\n".join(
+        (statement_shape(statement, query), f"-- plan {inputs.digest}", _also_watched(model))
+    )
+    record, altered = None, None
+    if existing is not None and not existing.is_view and not full_refresh:
+        record, altered = _built_record(read(target))
+    plan = plan_refresh(record, states, [], digest_sql, config, full_refresh, check_built=False)
+    if plan.action == "noop" and altered:
+        plan = RefreshPlan("rebuild", (altered,))
+    if plan.action == "noop":
+        reason = "nothing it reads moved; its query and settings are unchanged"
+        record_verdict(invocation, node_id, True, reason)
+        logger.debug(f"{node_id}: reused: {reason}")
+        return {"reuse": True, "reason": reason}
+    built_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    entries = record_properties(states, digest_sql, config, built_at, BUILD_PREFIX)
+    lineage.add_node_entries(invocation, node_id, entries)
+    return _built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
+
+
+def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str | None]:
+    """The record of the build whose rows the table's `main` holds, and why its table is not as
+    that build left it when its columns were altered since (an ALTER commits no snapshot)."""
+    history = {k: (s.parent, s.operation, s.entries) for k, s in found.snapshots.items()}
+    entries = built_entries(history, found.main, BUILD_PREFIX)
+    if not entries:
+        return None, None
+    built = found.snapshots[rows_commit(history, found.main, BUILD_PREFIX) or 0]
+    columns = getattr(found, "schema_columns", {})
+    now = columns.get(getattr(found, "current_schema_id", None))
+    if now is None or now != columns.get(built.schema_id):
+        return recorded_of(entries, BUILD_PREFIX), (
+            "its table's columns are not those its last build wrote (altered since, or not "
+            "readable here)"
+        )
+    return recorded_of(entries, BUILD_PREFIX), None
+
+
+def _never_reused(model: Any, config: Any, has_hooks: bool) -> str | None:
+    if model.get("language") == "python":
+        return "a Python model (its rows are whatever its code returns)"
+    if has_hooks and config.get("reuse") is not True:
+        return "it has pre- or post-hooks (set reuse: true on it to reuse it anyway)"
+    return None
+
+
+def _states(
+    adapter: LakehouseAdapter, read: metadata.Reader, tables: tuple[TableName, ...], target: Any
+) -> tuple[list[UpstreamState], list[str]]:
+    states: list[UpstreamState] = []
+    untracked: list[str] = []
+    for table in tables:
+        if str(table) == str(target):
+            untracked.append(f"reads its own table {table}")
+            continue
+        try:
+            states.append(reading.upstream_state(adapter._metadata_rows, read, table))
+        except (RelationMissingError, NamespaceMissingError):
+            untracked.append(f"cannot read the metadata of {table}")
+    return states, untracked
+
+
+def _also_watched(model: Any) -> str:
+    config = model["config"]
+    watched: dict[str, Any] = {key: config.get(key) for key in _ALSO_WATCHED}
+    if config.get("persist_docs"):
+        columns = model.get("columns") or {}
+        watched["docs"] = [
+            model.get("description"),
+            {name: (c or {}).get("description") for name, c in sorted(columns.items())},
+        ]
+    return "-- settings " + json.dumps(watched, sort_keys=True, default=str)
+
+
+def _built(invocation: str, node_id: str, reason: str) -> dict[str, Any]:
+    record_verdict(invocation, node_id, False, reason)
+    logger.debug(f"{node_id}: built: {reason}")
+    return {"reuse": False, "reason": reason}

@@ -1,0 +1,156 @@
+"""What a model's query reads and whether its rows can change between two runs of the same
+tables, decided from Spark's analyzed plan (analysis only: no Spark job, no data read).
+
+- The leaves of the plan and of every subquery in it: an Iceberg table of a mounted catalog is
+  an input whose `main` snapshot is recorded; VALUES, `range()` and a one-row SELECT are
+  constants; anything else (files read by path, Hive or JDBC tables, a temporary view over a
+  DataFrame, another catalog's table) cannot say whether it moved, so the node is not reused.
+  Views are inlined by the analyzer, so a view's tables are the node's inputs.
+- Spark's own `deterministic` (rand, uuid, shuffle, a non-deterministic UDF, ...) and the
+  expressions Spark calls deterministic that still differ from run to run (the current time,
+  date, user or catalog).
+- A digest of the analyzed plan with its per-analysis ids renumbered: the query's meaning
+  (the SQL of every view it reads included), not its text, so a whitespace or comment edit
+  is no change while a view's new definition is one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+
+# Leaves whose rows are in the plan itself: constants, and a reference to a CTE (its definition
+# is a child of the plan's WithCTE, so its own leaves are collected there).
+_CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "CTERelationRef"})
+# Deterministic to Spark (one value per query), different from run to run or session to session.
+_PER_RUN = frozenset(
+    {"CurrentTimestamp", "CurrentDate", "CurrentTime", "CurrentTimeZone", "CurrentBatchTimestamp",
+     "Now", "LocalTimestamp", "LocalTime", "CurrentUser", "SessionUser", "CurrentDatabase",
+     "CurrentCatalog"}
+)  # fmt: skip
+_ICEBERG_TABLE = "org.apache.iceberg.spark.source.SparkTable"
+# A leaf that is not an Iceberg table, as the reason names it.
+_KINDS = {
+    "LogicalRelation": "files by path, or a file-based table",
+    "HiveTableRelation": "a Hive table",
+    "LogicalRDD": "a temporary view over a DataFrame",
+    "ExternalRDD": "a temporary view over a DataFrame",
+    "StreamingRelation": "a stream",
+    "StreamingRelationV2": "a stream",
+}
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    tables: tuple[TableName, ...]
+    # Why the rows cannot be known to be unchanged, for the log ("reads files by path ...").
+    untracked: tuple[str, ...]
+    # The expressions that make two runs differ (class names, e.g. Rand, CurrentTimestamp).
+    varying: tuple[str, ...]
+    digest: str
+
+
+def plan_inputs(spark: Any, sql: str) -> PlanInputs:
+    """The inputs of `sql` (a query) as the analyzer resolves them in this session."""
+    analyzed = spark.sql(sql)._jdf.queryExecution().analyzed()
+    plans = [analyzed, *_scala_list(analyzed.subqueriesAll())]
+    tables: dict[str, TableName] = {}
+    untracked: list[str] = []
+    for plan in plans:
+        for leaf in _scala_list(plan.collectLeaves()):
+            kind = leaf.getClass().getSimpleName()
+            if kind in _CONSTANT_LEAVES:
+                continue
+            found = _iceberg_table(leaf) if kind == "DataSourceV2Relation" else None
+            if isinstance(found, TableName):
+                tables[str(found)] = found
+            else:
+                untracked.append(found or f"reads {_KINDS.get(kind, f'a {kind}')}")
+    document = analyzed.toJSON()
+    classes = set(re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document))
+    varying = classes & _PER_RUN
+    if not all(plan.deterministic() for plan in plans):
+        varying.add(_nondeterministic_name(classes))
+    return PlanInputs(
+        tuple(tables[k] for k in sorted(tables)),
+        tuple(dict.fromkeys(untracked)),
+        tuple(sorted(varying)),
+        plan_digest(document),
+    )
+
+
+def _iceberg_table(leaf: Any) -> TableName | str:
+    """The Iceberg table a DSv2 leaf reads at `main`, or why it is not one."""
+    table = leaf.table()
+    identifier = leaf.identifier()
+    catalog = leaf.catalog()
+    if identifier.isEmpty() or catalog.isEmpty():
+        return f"reads {table.name()}, a table without a catalog identifier"
+    ident = identifier.get()
+    name = TableName(catalog.get().name(), ".".join(ident.namespace()), ident.name())
+    if table.getClass().getName() != _ICEBERG_TABLE:
+        return f"reads {name}, which is not an Iceberg table"
+    branch = _call_or_none(table, "branch")
+    if branch not in (None, "main"):
+        return f"reads branch {branch} of {name}"
+    return name
+
+
+def _nondeterministic_name(classes: set[str]) -> str:
+    known = sorted(c for c in classes if c in _NONDETERMINISTIC)
+    return known[0] if known else "a non-deterministic expression"
+
+
+# Spark's Nondeterministic expressions most models meet, to name the one found.
+_NONDETERMINISTIC = frozenset(
+    {"Rand", "Randn", "Uuid", "Shuffle", "MonotonicallyIncreasingID", "SparkPartitionID",
+     "InputFileName", "InputFileBlockStart", "InputFileBlockLength", "RandStr", "Uniform",
+     "ScalaUDF", "PythonUDF"}
+)  # fmt: skip
+
+
+def plan_digest(document: str) -> str:
+    """The analyzed plan's JSON with the ids one analysis hands out renumbered in order of
+    appearance, so two analyses of one query digest alike: expression ids (in `ExprId`
+    objects, whose `jvmId` is dropped) and CTE ids (a definition's `id`, a reference's
+    `cteId`), each numbered apart."""
+    numbered: dict[str, dict[int, int]] = {"expr": {}, "cte": {}}
+
+    def renumber(space: str, value: int) -> int:
+        ids = numbered[space]
+        return ids.setdefault(value, len(ids))
+
+    def canonical(node: Any) -> Any:
+        if isinstance(node, list):
+            return [canonical(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        is_expr_id = str(node.get("product-class", "")).endswith("ExprId")
+        out = {}
+        for key, value in node.items():
+            if key == "jvmId":
+                continue
+            if key in ("id", "cteId") and isinstance(value, int):
+                out[key] = renumber("expr" if is_expr_id else "cte", value)
+            else:
+                out[key] = canonical(value)
+        return out
+
+    normalized = json.dumps(canonical(json.loads(document)), sort_keys=True)
+    return hashlib.sha256(normalized.encode()).hexdigest()
+
+
+def _scala_list(seq: Any) -> list[Any]:
+    return [seq.apply(i) for i in range(seq.size())]
+
+
+def _call_or_none(obj: Any, method: str) -> Any:
+    try:
+        return getattr(obj, method)()
+    except Exception:  # an older Iceberg without the method: no branch read
+        return None

@@ -1,0 +1,34 @@
+"""The adapter's method for reused nodes (impl.py mixes it in), exposed to macros as
+`adapter.reuse_plan` and delegating to reuse/adapter.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+
+from dbt.adapters.lakehouse.reuse import adapter as reuse
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+
+class ReuseMethods(metaclass=AdapterMeta):
+    """Mixed into LakehouseAdapter; AdapterMeta collects the `available` methods of each base."""
+
+    @available
+    def reuse_plan(
+        self: LakehouseAdapter,
+        relation: Any,
+        existing: Any,
+        query: str,
+        statement: str,
+        model: Any,
+        full_refresh: bool,
+        has_hooks: bool,
+    ) -> dict[str, Any]:
+        """Whether the `table` model is reused as its last build left it (reuse/adapter.py)."""
+        return reuse.reuse_plan(
+            self, relation, existing, query, statement, model, full_refresh, has_hooks
+        )

@@ -1,0 +1,66 @@
+"""Whether a node may be reused this run, and the words that say why not: pure decisions over
+its settings, the switch, and the record its table's `main` holds (mv/state.py's record under
+the `lakehouse.build.` prefix: one mechanism for materialized views and reused nodes)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lakehouse.mv.state import RefreshPlan
+
+ENV = "LAKEHOUSE_REUSE"
+_ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Whether reuse applies to the node, and why not when a setting said so (None: off by
+    default, nothing to say)."""
+
+    on: bool
+    why_off: str | None = None
+
+
+def switch(config_reuse: object, profile_reuse: bool, env: Mapping[str, str]) -> Switch:
+    """Whether reuse applies to a node: LAKEHOUSE_REUSE=on|off decides for the whole run; else
+    the model's `reuse` (false: never; true: yes, hooks or not); else the profile's `reuse`."""
+    given = (env.get(ENV) or "").strip().lower()
+    if given and given not in _ON + _OFF:
+        raise DbtRuntimeError(
+            f"{ENV}={env.get(ENV)!r} is not a switch. Accepted: on or off (also 1/0, true/false)."
+        )
+    if config_reuse is not None and not isinstance(config_reuse, bool):
+        raise DbtRuntimeError(
+            f"Model config `reuse` must be true or false; got {config_reuse!r}. Fix: reuse: "
+            "false (no quotes) to always build the model."
+        )
+    if given in _OFF:
+        return Switch(False, f"{ENV}={env.get(ENV)}")
+    if config_reuse is False:
+        return Switch(False, "reuse: false")
+    return Switch(given in _ON or config_reuse is True or profile_reuse)
+
+
+def statement_shape(statement: str, query: str) -> str:
+    """The build statement without its query's text (the plan digest stands for the query), so
+    a comment in the model is no change while a partitioning or a property is one."""
+    stripped = query.strip()
+    return (
+        statement.replace(stripped, "<query>") if stripped and stripped in statement else statement
+    )
+
+
+def build_reasons(plan: RefreshPlan) -> str:
+    """Why a node with a record was built, from the refresh plan's reasons."""
+    if plan.action == "create":
+        return "no record of an earlier build in its table's main"
+    said = [
+        "its query or settings changed" if r == "the model's SQL changed" else r
+        for r in plan.reasons
+    ]
+    if plan.config_changed:
+        said.append("its watched settings changed")
+    return "; ".join(dict.fromkeys(said)) or "it changed"

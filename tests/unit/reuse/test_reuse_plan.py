@@ -1,0 +1,71 @@
+"""Reuse's pure decisions (reuse/plan.py, reuse/inputs.py's plan digest): which switch wins, the
+statement's shape without its query, the reasons a node was built, and that two analyses of one
+query digest alike while another query does not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lakehouse.mv.state import RefreshPlan
+from dbt.adapters.lakehouse.reuse.inputs import plan_digest
+from dbt.adapters.lakehouse.reuse.plan import build_reasons, statement_shape, switch
+
+
+@pytest.mark.parametrize(
+    ("config", "profile", "env", "on", "why"),
+    [
+        (None, False, {}, False, None),  # off by default, and silent
+        (None, True, {}, True, None),
+        (True, False, {}, True, None),
+        (False, True, {}, False, "reuse: false"),
+        (True, True, {"LAKEHOUSE_REUSE": "off"}, False, "LAKEHOUSE_REUSE=off"),
+        (None, False, {"LAKEHOUSE_REUSE": "ON"}, True, None),
+        (False, False, {"LAKEHOUSE_REUSE": "on"}, False, "reuse: false"),
+    ],
+)
+def test_the_switch(config: object, profile: bool, env: dict, on: bool, why: str | None) -> None:
+    decided = switch(config, profile, env)
+    assert (decided.on, decided.why_off) == (on, why)
+
+
+@pytest.mark.parametrize(("config", "env"), [("yes", {}), (None, {"LAKEHOUSE_REUSE": "maybe"})])
+def test_a_malformed_switch_is_refused_naming_it(config: object, env: dict) -> None:
+    with pytest.raises(DbtRuntimeError, match="reuse|LAKEHOUSE_REUSE"):
+        switch(config, False, env)
+
+
+def test_the_statement_shape_keeps_the_ddl_and_drops_the_query() -> None:
+    query = "select 1 as id\n"
+    shape = statement_shape(f"create or replace table t partitioned by (id) as\n{query}", query)
+    assert shape == "create or replace table t partitioned by (id) as\n<query>\n"
+    # A statement that does not hold the query verbatim (wrapped) is kept whole.
+    assert statement_shape("create table t as select 2", query) == "create table t as select 2"
+
+
+def test_build_reasons_say_what_moved() -> None:
+    moved = RefreshPlan("rebuild", ("c.s.events moved from snapshot 1 to 2",))
+    assert build_reasons(moved) == "c.s.events moved from snapshot 1 to 2"
+    changed = RefreshPlan("rebuild", ("the model's SQL changed",), True)
+    assert build_reasons(changed) == "its query or settings changed; its watched settings changed"
+    assert build_reasons(RefreshPlan("create")).startswith("no record of an earlier build")
+
+
+def _plan(first_id: int, jvm: str, literal: int = 1) -> str:
+    """A plan's JSON in Spark's shape: expression and CTE ids handed out per analysis."""
+    return json.dumps([
+        {"class": "org.apache.spark.sql.catalyst.plans.logical.Project", "num-children": 1,
+         "projectList": [[{"class": "...AttributeReference", "name": "id",
+                           "exprId": {"product-class": "...ExprId", "id": first_id,
+                                      "jvmId": jvm}}]]},
+        {"class": "...CTERelationDef", "id": first_id + 40},
+        {"class": "...CTERelationRef", "cteId": first_id + 40},
+        {"class": "...Literal", "value": str(literal)},
+    ])  # fmt: skip
+
+
+def test_the_plan_digest_ignores_per_analysis_ids_only() -> None:
+    assert plan_digest(_plan(12, "jvm-a")) == plan_digest(_plan(345, "jvm-b"))
+    assert plan_digest(_plan(12, "jvm-a")) != plan_digest(_plan(12, "jvm-a", literal=2))
