@@ -41,6 +41,7 @@ from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_pro
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
 from dbt.adapters.lakehouse.report.response import response_fields
 from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
+from dbt.adapters.lakehouse.report.statements import read_phases
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags
 from dbt.adapters.lakehouse.report.work import take as take_work
 from dbt.adapters.lakehouse.reuse.verdicts import take_verdict
@@ -68,6 +69,11 @@ class LakehouseAdapterResponse(AdapterResponse):
     snapshots: list[dict[str, Any]] | None = None
     spark_jobs: int | None = None
     spark_seconds: float | None = None
+    # Its statements' wall time by what it went to (report/timing.py); dbt's own work is the
+    # rest of the node's execution_time.
+    planning_seconds: float | None = None
+    jobs_seconds: float | None = None
+    catalog_seconds: float | None = None
     # Whether the node was reused as its last build left it, and why, or why it was built
     # (reuse/): set only where reuse applies to the node.
     reused: bool | None = None
@@ -288,6 +294,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
 
         handle: LakehouseHandle = self.get_thread_connection().handle
         work = take_work(get_invocation_id(), handle.name)
+        read_phases(work.statements)
         jobs = node_jobs(handle.spark, handle.job_group)
         fields = response_fields(code, work, jobs, rows_given, message)
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))

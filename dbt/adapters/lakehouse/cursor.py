@@ -36,6 +36,7 @@ from dbt.adapters.lakehouse.iceberg.lineage import (
     commit_target,
     committed_snapshot,
 )
+from dbt.adapters.lakehouse.report.statements import StatementClock
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -104,6 +105,7 @@ class LakehouseCursor:
         self._node = node
         self._df: DataFrame | None = None
         self._rows: list[tuple[Any, ...]] | None = None
+        self._clock: StatementClock | None = None
         # The Iceberg snapshot the last execute committed (iceberg/lineage.py), for
         # adapter_response.
         self.snapshot_id: int | None = None
@@ -145,12 +147,17 @@ class LakehouseCursor:
 
     def _execute_one(self, statement: str, args: list[Any] | None) -> None:
         target = commit_target(statement)
+        # Timed for the node's wall-time split (report/statements.py); its rows' fetch too.
+        self._clock = StatementClock(self._spark, self._node, target is not None)
         if target is None:
             self._df = self._run_with_commit_retries(statement, args)
+            self._clock.ran(self._df)
             return
         with commit_lineage(self._spark, self._node, self._tags) as properties:
             self._df = self._run_with_commit_retries(statement, args)
+        self._clock.ran(self._df)
         committed = committed_snapshot(self._spark, target, properties, commit_kind(statement))
+        self._clock.checked()
         if committed is not None:  # the batch's last commit is the one reported
             self.snapshot_id = committed
 
@@ -202,6 +209,8 @@ class LakehouseCursor:
                 self._rows = []
             else:
                 self._rows = [tuple(_plain(v) for v in row) for row in self._df.collect()]
+                if self._clock is not None:
+                    self._clock.fetched()
         return self._rows
 
     def fetchall(self) -> list[tuple[Any, ...]]:

@@ -3,7 +3,8 @@ summed over all its statements, for a table, an append, a CDC merge (inserts, up
 deletes in one batch), an insert_overwrite, a delete+insert, a snapshot and a seed, on a first
 build, a rerun with new data and a `--full-refresh`; dbt's console line shows the rows
 (`[MERGE 3 in 1.2s]`); files, bytes, the node's commits and its Spark jobs and task time are
-there; the run ends with the table of its heaviest nodes; the node's Spark jobs are described
+there, with its wall time split into planning, jobs and catalog round trips; the run ends
+with the table of its heaviest nodes; the node's Spark jobs are described
 by its name and the profile's tags, and its Iceberg commits carry the tags.
 
 Spark 4.1 writes MERGE's own counts into the snapshot summary; on 3.5 a merge's rows are not
@@ -159,6 +160,7 @@ class TestNodeMetrics:
                     assert response["snapshot_id"] == response["snapshots"][-1]["snapshot_id"]
             view = responses["snap_src"]
             assert view["_message"] == "CREATE VIEW" and "rows_inserted" not in view
+            _wall_split_sums(Path(project.project_root), f"round {round_} {extra}")
             table_node = responses["t_table"]
             assert table_node["spark_jobs"] >= 1 and table_node["spark_seconds"] > 0
             # CTAS, the compaction's rewrite and the Delta log's commit; rows counted once.
@@ -220,6 +222,26 @@ class TestNodeMetrics:
         spark_blue, wall_grey = colours[(0x2F, 0x6F, 0xDE)], colours[(0x9A, 0xA5, 0xB1)]
         # Eight bars of each, at least a few pixels each, and more than the key's swatches.
         assert spark_blue > 8 * 20 and wall_grey > 8 * 20, colours.most_common(8)
+
+
+def _wall_split_sums(root: Path, where: str) -> None:
+    """Each node's planning, jobs and catalog time fit in its wall time (dbt's own work is the
+    rest); a view runs no job and takes catalog round trips; a table's CTAS plans, runs jobs
+    and commits."""
+    found = json.loads((root / "target" / "run_results.json").read_text())
+    for result in found["results"]:
+        response, wall = result["adapter_response"], result["execution_time"]
+        if "planning_seconds" not in response:
+            assert result["unique_id"].startswith("test."), (where, result)
+            continue
+        parts = [response[f"{k}_seconds"] for k in ("planning", "jobs", "catalog")]
+        assert all(p >= 0 for p in parts) and sum(parts) <= wall + 0.05, (where, result)
+    responses = _responses(root)
+    view, ctas = responses["snap_src"], responses["t_table"]
+    assert view["jobs_seconds"] == 0 and view["catalog_seconds"] > 0, (where, view)
+    assert min(ctas["planning_seconds"], ctas["jobs_seconds"], ctas["catalog_seconds"]) > 0, (
+        where, ctas,
+    )  # fmt: skip
 
 
 def _responses(root: Path) -> dict[str, dict[str, Any]]:

@@ -11,6 +11,7 @@ from dbt.adapters.lakehouse.report import work
 from dbt.adapters.lakehouse.report.response import response_fields
 from dbt.adapters.lakehouse.report.spark_jobs import JobsDone
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags, tag_problems
+from dbt.adapters.lakehouse.report.timing import StatementTime
 from dbt.adapters.lakehouse.report.work import Commit, NodeWork
 
 
@@ -64,12 +65,22 @@ def test_the_console_code_counts_what_the_user_would_call_changed() -> None:
     assert fields["_message"] == "MERGE 6" and fields["rows_affected"] == 6
     assert (fields["rows_inserted"], fields["rows_updated"], fields["rows_deleted"]) == (2, 3, 1)
     assert fields["spark_jobs"] == 3 and fields["spark_seconds"] == 1.235
+    # No statement timed, no job span: the engine took none of the node's wall time.
+    assert (fields["planning_seconds"], fields["jobs_seconds"], fields["catalog_seconds"]) == (
+        0.0, 0.0, 0.0,
+    )  # fmt: skip
+    merged.statements.append(StatementTime(0, 3_000, commits=True, phases=((0, 1_000),)))
+    timed = response_fields("MERGE", merged, JobsDone(3, 1.2, ((2_000, 2_500),)))
+    assert (timed["planning_seconds"], timed["jobs_seconds"], timed["catalog_seconds"]) == (
+        2.0, 0.5, 0.5,
+    )  # fmt: skip
     assert fields["snapshots"] == [
         {"table": "`c`.`s`.`t`", "snapshot_id": 7, "operation": "overwrite", "statement": "merge"}
     ]
     big = NodeWork([commit("overwrite", added_records=1234, deleted_records=99)])
     assert response_fields("OVERWRITE", big, None)["_message"] == "OVERWRITE 1,234"
     assert "spark_jobs" not in response_fields("OVERWRITE", big, None)  # Connect: absent
+    assert "planning_seconds" not in response_fields("OVERWRITE", big, None)  # nor the split
     unknown = response_fields("MERGE", NodeWork([commit("merge")]), None)
     assert unknown["_message"] == "MERGE" and unknown["rows_affected"] is None
     # A seed counts its own rows; nothing committed: no commit figures at all.

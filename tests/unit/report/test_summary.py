@@ -24,7 +24,8 @@ RESULTS = {
         {"unique_id": "model.p.<big>", "status": "success", "execution_time": 9.0,
          "adapter_response": {"_message": "MERGE 1,234", "rows_affected": 1234,
                               "spark_jobs": 6, "spark_seconds": 12.5,
-                              "bytes_written": 3 * 1048576}},
+                              "bytes_written": 3 * 1048576, "planning_seconds": 5.0,
+                              "jobs_seconds": 2.5, "catalog_seconds": 0.3}},
         {"unique_id": "test.p.not_null", "status": "pass", "execution_time": 0.7,
          "adapter_response": {"_message": "OK"}},
     ],
@@ -37,9 +38,12 @@ def test_nodes_by_spark_time_with_rows_and_bytes() -> None:
     text = render(ranked[:2], 3)
     lines = text.splitlines()
     assert lines[0] == "Where the time went (the 2 heaviest of 3 nodes, by Spark task time):"
-    big = ["<big>", "9.0", "12.5", "6", "1,234", "3.0", "MiB", "MERGE", "1,234"]
+    # wall, then dbt's own work (the rest of the wall time), planning, jobs, catalog
+    big = ["<big>", "9.0", "1.2", "5.0", "2.5", "0.3", "12.5", "6", "1,234", "3.0", "MiB",
+           "MERGE", "1,234"]  # fmt: skip
     assert lines[2].split() == big
-    assert lines[3].split()[:6] == ["small", "1.5", "0.4", "1", "3", "900"]
+    # a response without the split (an older run, Spark Connect): dashes, not zeros
+    assert lines[3].split()[:10] == ["small", "1.5", "-", "-", "-", "-", "0.4", "1", "3", "900"]
 
 
 def test_the_page_draws_a_bar_per_node_and_escapes_names() -> None:
@@ -49,6 +53,9 @@ def test_the_page_draws_a_bar_per_node_and_escapes_names() -> None:
     # The widest bar is the largest of all times (12.5 s of Spark time): 100%.
     assert 'class="bar spark" style="width:100.00%"' in page
     assert 'class="bar wall" style="width:72.00%"' in page  # 9.0 of 12.5
+    # The wall time's split under them, for the node that has one: planning 5.0 of 12.5.
+    assert page.count('class="bar split"') == 1
+    assert 'class="planning" style="width:40.00%"' in page
 
 
 def test_the_report_command_prints_and_writes_the_page(

@@ -1,5 +1,5 @@
-"""A node's adapter_response: what its commits did (work.py) and its Spark jobs (spark_jobs.py),
-under the code of what the materialization did.
+"""A node's adapter_response: what its commits did (work.py), its Spark jobs (spark_jobs.py) and
+where its wall time went (timing.py), under the code of what the materialization did.
 
 `rows_affected` is dbt's own field, so dbt's console line shows it (`[MERGE 1,234 in 4.2s]`):
 per code, the rows the user would count as changed. A figure that cannot be known is left out
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbt.adapters.lakehouse.report.spark_jobs import JobsDone
+from dbt.adapters.lakehouse.report.timing import node_split
 from dbt.adapters.lakehouse.report.work import NodeWork
 
 # code -> which of inserted / updated / deleted rows it counts as affected
@@ -57,4 +58,9 @@ def response_fields(
     if jobs is not None:
         fields["spark_jobs"] = jobs.jobs
         fields["spark_seconds"] = round(jobs.task_seconds, 3)
+        # Where its wall time went (timing.py); the report gives dbt the rest of the node's.
+        split = node_split(work.statements, jobs.spans)
+        fields["planning_seconds"] = round(split.planning, 3)
+        fields["jobs_seconds"] = round(split.jobs, 3)
+        fields["catalog_seconds"] = round(split.catalog, 3)
     return fields

@@ -18,6 +18,7 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.report.timing import Span
 
 logger = AdapterLogger("Lakehouse")
 _SETTLE_TRIES = 50  # at most a second, and only while the bus is behind
@@ -28,6 +29,8 @@ _SETTLE_SECONDS = 0.02
 class JobsDone:
     jobs: int
     task_seconds: float
+    # each job's start and end (ms since the epoch), for the node's wall-time split
+    spans: tuple[Span, ...] = ()
 
 
 def node_jobs(spark: Any, group: str) -> JobsDone | None:
@@ -41,10 +44,14 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
         logger.debug(f"no Spark job figures for {group}: {exc}")
         return None
     stages: set[int] = set()
+    spans: list[Span] = []
     for job_id in job_ids:
         job = _settled_job(store, job_id)
         if job is None:
             continue
+        span = _span(job)
+        if span is not None:
+            spans.append(span)
         ids = job.stageIds()
         stages.update(int(ids.apply(i)) for i in range(ids.size()))
     millis = 0
@@ -53,7 +60,18 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
             millis += int(store.lastStageAttempt(stage).executorRunTime())
         except Exception:  # a stage that never ran (skipped) has no attempt to read
             continue
-    return JobsDone(len(job_ids), millis / 1000.0)
+    return JobsDone(len(job_ids), millis / 1000.0, tuple(spans))
+
+
+def _span(job: Any) -> Span | None:
+    """When the job started and ended; a job still running ends now."""
+    try:
+        start = float(job.submissionTime().get().getTime())
+        done = job.completionTime()
+        end = float(done.get().getTime()) if done.isDefined() else time.time() * 1000.0
+    except Exception:  # a job the store never saw submitted
+        return None
+    return start, end
 
 
 def _settled_job(store: Any, job_id: int) -> Any:

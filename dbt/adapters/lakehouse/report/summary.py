@@ -32,6 +32,18 @@ class NodeCost:
     rows: int | None
     bytes_written: int | None
     message: str
+    # The wall-time split of its statements (report/timing.py); None where Spark cannot say.
+    planning_seconds: float | None = None
+    jobs_seconds: float | None = None
+    catalog_seconds: float | None = None
+
+    @property
+    def dbt_seconds(self) -> float | None:
+        """dbt's own work: the node's wall time its statements did not take."""
+        parts = (self.planning_seconds, self.jobs_seconds, self.catalog_seconds)
+        if any(p is None for p in parts):
+            return None
+        return max(0.0, self.wall_seconds - sum(p for p in parts if p is not None))
 
     @property
     def name(self) -> str:
@@ -46,16 +58,22 @@ def node_cost(node: str, status: str, wall: float, response: Mapping[str, Any]) 
         value = response.get(key)
         return None if value is None else int(value)
 
-    seconds = response.get("spark_seconds")
+    def seconds_of(key: str) -> float | None:
+        value = response.get(key)
+        return None if value is None else float(value)
+
     return NodeCost(
         node=node,
         status=status,
         wall_seconds=float(wall or 0.0),
-        spark_seconds=None if seconds is None else float(seconds),
+        spark_seconds=seconds_of("spark_seconds"),
         spark_jobs=whole("spark_jobs"),
         rows=whole("rows_affected"),
         bytes_written=whole("bytes_written"),
         message=str(response.get("_message") or ""),
+        planning_seconds=seconds_of("planning_seconds"),
+        jobs_seconds=seconds_of("jobs_seconds"),
+        catalog_seconds=seconds_of("catalog_seconds"),
     )
 
 
@@ -85,12 +103,19 @@ def size_text(count: int | None) -> str:
 
 def render(costs: list[NodeCost], total: int | None = None) -> str:
     """A fixed-width table of `costs`, with a heading saying how many of `total` nodes."""
-    header = ("node", "wall s", "spark s", "jobs", "rows", "written", "result")
+    # The wall time, then its split: dbt's own work, Spark's planning, its jobs, catalog and
+    # commit round trips (report/timing.py); then the task time summed over executors.
+    header = ("node", "wall s", "dbt s", "plan s", "jobs s", "catalog s", "spark s", "jobs",
+              "rows", "written", "result")  # fmt: skip
     rows = [header] + [
         (
             c.name,
             f"{c.wall_seconds:.1f}",
-            "-" if c.spark_seconds is None else f"{c.spark_seconds:.1f}",
+            *(
+                _seconds(part)
+                for part in (c.dbt_seconds, c.planning_seconds, c.jobs_seconds, c.catalog_seconds)
+            ),
+            _seconds(c.spark_seconds),
             "-" if c.spark_jobs is None else str(c.spark_jobs),
             "-" if c.rows is None else f"{c.rows:,}",
             size_text(c.bytes_written),
@@ -101,7 +126,7 @@ def render(costs: list[NodeCost], total: int | None = None) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = [
         "  ".join(
-            cell.ljust(w) if i in (0, 6) else cell.rjust(w)
+            cell.ljust(w) if i in (0, len(header) - 1) else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         )  # fmt: skip
         for row in rows
@@ -109,6 +134,10 @@ def render(costs: list[NodeCost], total: int | None = None) -> str:
     some = total is not None and total > len(costs)
     shown = f"the {len(costs)} heaviest of {total} nodes" if some else f"{len(costs)} nodes"
     return f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 class RunSummary:

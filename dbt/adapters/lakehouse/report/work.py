@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.lakehouse.report.timing import StatementTime
+
 # The summary entries read from each snapshot.
 SUMMARY_KEYS = (
     "added-records",
@@ -98,6 +100,8 @@ class Commit:
 @dataclass
 class NodeWork:
     commits: list[Commit] = field(default_factory=list)
+    # every statement the node ran, timed (statements.py), for its wall-time split
+    statements: list[StatementTime] = field(default_factory=list)
 
     def rows(self, in_place: bool = False) -> dict[str, int | None]:
         """Each of inserted / updated / deleted summed over the commits; None when a commit
@@ -126,11 +130,21 @@ _WORK: dict[tuple[str, str], NodeWork] = {}
 _KEPT = 4096
 
 
+def _node(invocation_id: str, node: str) -> NodeWork:
+    # under _LOCK
+    if len(_WORK) >= _KEPT and (invocation_id, node) not in _WORK:
+        _WORK.pop(next(iter(_WORK)))
+    return _WORK.setdefault((invocation_id, node), NodeWork())
+
+
 def record(invocation_id: str, node: str, commit: Commit) -> None:
     with _LOCK:
-        if len(_WORK) >= _KEPT and (invocation_id, node) not in _WORK:
-            _WORK.pop(next(iter(_WORK)))
-        _WORK.setdefault((invocation_id, node), NodeWork()).commits.append(commit)
+        _node(invocation_id, node).commits.append(commit)
+
+
+def record_statement(invocation_id: str, node: str, statement: StatementTime) -> None:
+    with _LOCK:
+        _node(invocation_id, node).statements.append(statement)
 
 
 def record_snapshot(snapshot: Any, table: str, kind: str, invocation_id: str, node: str) -> None:
