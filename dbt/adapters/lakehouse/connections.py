@@ -39,6 +39,7 @@ from dbt.adapters.lakehouse.exceptions import CommitConflictError, DataCheckErro
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
+from dbt.adapters.lakehouse.report.native import node_share
 from dbt.adapters.lakehouse.report.response import response_fields
 from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
 from dbt.adapters.lakehouse.report.statements import read_phases
@@ -74,6 +75,9 @@ class LakehouseAdapterResponse(AdapterResponse):
     planning_seconds: float | None = None
     jobs_seconds: float | None = None
     catalog_seconds: float | None = None
+    # With Comet on: {"operators": ran natively, "eligible": Comet counted, "fallbacks":
+    # ["<operator>: <Comet's reason>", ...]} over the node's plans (report/native.py).
+    native: dict[str, Any] | None = None
     # Whether the node was reused as its last build left it, and why, or why it was built
     # (reuse/): set only where reuse applies to the node.
     reused: bool | None = None
@@ -296,7 +300,8 @@ class LakehouseConnectionManager(SQLConnectionManager):
         work = take_work(get_invocation_id(), handle.name)
         read_phases(work.statements)
         jobs = node_jobs(handle.spark, handle.job_group)
-        fields = response_fields(code, work, jobs, rows_given, message)
+        native = node_share(handle.spark, jobs.job_ids) if jobs is not None else None
+        fields = response_fields(code, work, jobs, rows_given, message, native)
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
         fields.update(take_verdict(get_invocation_id(), handle.name))
         return LakehouseAdapterResponse(**fields)

@@ -16,7 +16,8 @@ from dbt_common.dataclass_schema import dbtClassMixin
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.engine.jars.lines import engine_label
-from dbt.adapters.lakehouse.engine.native import NATIVE_ENGINES
+from dbt.adapters.lakehouse.engine.native import NATIVE_ENGINES, native_status
+from dbt.adapters.lakehouse.engine.runtime import is_connect_master
 from dbt.adapters.lakehouse.report.tags import tag_problems
 
 DEFAULT_CATALOG_NAME = "lakehouse"
@@ -196,6 +197,12 @@ class LakehouseCredentials(Credentials):
             yield key, (self.depot_label if key == "depot" else value)
         yield "spark_master", self.spark.master
         yield "engine", engine_label()
+        yield (
+            "native",
+            native_status(
+                self.engine.native, is_connect_master(self.spark.master), self.spark.conf
+            ),
+        )
         # dbt hashes these to decide whether a partial parse holds: a node's catalog_name became
         # its Spark catalog at parse, so a changed catalogs.yml must parse the project again.
         from dbt.adapters.lakehouse.catalogs.register import registered

@@ -112,6 +112,8 @@ def test_comet_settings_keep_the_users_own() -> None:
     }
     conf = comet_conf(given, jar, "local[2]")
     assert conf["spark.plugins"] == "org.apache.spark.CometPlugin,com.example.Mine"
+    # Comet's account of each plan, which each node's adapter_response reads
+    assert conf["spark.sql.extendedExplainProviders"] == "org.apache.comet.ExtendedExplainInfo"
     assert conf["spark.shuffle.manager"].endswith(".CometShuffleManager")
     assert conf["spark.memory.offHeap.enabled"] == "true"
     assert conf["spark.memory.offHeap.size"] == "4096m"

@@ -39,11 +39,14 @@ def test_nodes_by_spark_time_with_rows_and_bytes() -> None:
     lines = text.splitlines()
     assert lines[0] == "Where the time went (the 2 heaviest of 3 nodes, by Spark task time):"
     # wall, then dbt's own work (the rest of the wall time), planning, jobs, catalog
-    big = ["<big>", "9.0", "1.2", "5.0", "2.5", "0.3", "12.5", "6", "1,234", "3.0", "MiB",
-           "MERGE", "1,234"]  # fmt: skip
+    big = ["<big>", "9.0", "1.2", "5.0", "2.5", "0.3", "12.5", "6", "-", "1,234", "3.0",
+           "MiB", "MERGE", "1,234"]  # fmt: skip
     assert lines[2].split() == big
     # a response without the split (an older run, Spark Connect): dashes, not zeros
-    assert lines[3].split()[:10] == ["small", "1.5", "-", "-", "-", "-", "0.4", "1", "3", "900"]
+    assert lines[3].split()[:11] == [
+        "small", "1.5", "-", "-", "-", "-", "0.4", "1", "-", "3", "900"
+    ]  # fmt: skip
+    assert len(lines) == 4  # native execution was off: nothing said of it
 
 
 def test_the_page_draws_a_bar_per_node_and_escapes_names() -> None:
@@ -100,3 +103,26 @@ def test_a_live_run_logs_its_table_once_when_dbt_reports_the_run(
     run.observe(_event("FinishedRunningStats"))
     assert len(logged) == 1 and "t  " in logged[0] and "CREATE 5" in logged[0]
     assert stale.costs == {}
+
+
+def _with_native(operators: int, eligible: int, *fallbacks: str) -> dict:
+    return {**RESULTS["results"][1]["adapter_response"],
+            "native": {"operators": operators, "eligible": eligible,
+                       "fallbacks": list(fallbacks)}}  # fmt: skip
+
+
+def test_native_shares_and_a_run_that_never_ran_natively() -> None:
+    ran = summary.node_cost("model.p.a", "success", 2.0, _with_native(4, 5, "Project: x"))
+    fell = summary.node_cost("model.p.b", "success", 1.0, _with_native(0, 3, "Scan: no off-heap"))
+    plain = from_run_results(RESULTS)[0]  # a node without Spark jobs' plans: no figure
+    text = render([ran, fell, plain])
+    assert text.splitlines()[2].split()[8] == "4/5"
+    assert text.splitlines()[3].split()[8] == "0/3"
+    assert "none of the" not in text  # one node ran natively
+    text = render([fell], 3, [fell, plain])
+    assert text.splitlines()[-1] == (
+        "Native execution was on, but none of the 1 nodes with Spark jobs ran an operator "
+        "natively: they all ran on Spark's JVM. Comet said: Scan: no off-heap."
+    )
+    # judged over the whole run, not the rows shown
+    assert "none of the" not in render([fell], 2, [fell, ran])

@@ -98,7 +98,7 @@ def _report(args: argparse.Namespace) -> int:
     if not costs:
         return fail("report", f"{path} lists no node")
     ranked = heaviest(costs, args.limit or None)
-    print(render(ranked, len(costs)))
+    print(render(ranked, len(costs), costs))
     if args.html:
         invocation = (document.get("metadata") or {}).get("invocation_id", "")
         title = f"dbt run {invocation}: where the time went".replace("run :", "run:")

@@ -182,11 +182,16 @@ def comet_conf(conf: Mapping[str, str], comet_jar: Path | None, master: str) -> 
         # such operations go to Spark. (Its native Iceberg scan's own filter is not covered:
         # docs/engine-lines.md, "Known differences".)
         "spark.comet.exec.strictFloatingPoint": "true",
+        # Comet's account of each plan (what ran natively, each fallback's reason) in the plan
+        # text Spark keeps per SQL execution and in EXPLAIN: each node's adapter_response
+        # reads it (report/native.py).
+        "spark.sql.extendedExplainProviders": "org.apache.comet.ExtendedExplainInfo",
     }
     merged = {**settings, **conf}
-    # A profile's own plugins run beside Comet's, not instead of it.
-    plugins = [settings["spark.plugins"], *conf.get("spark.plugins", "").split(",")]
-    merged["spark.plugins"] = ",".join(dict.fromkeys(p.strip() for p in plugins if p.strip()))
+    # A profile's own plugins (and explain providers) run beside Comet's, not instead of it.
+    for key in ("spark.plugins", "spark.sql.extendedExplainProviders"):
+        named = [settings[key], *conf.get(key, "").split(",")]
+        merged[key] = ",".join(dict.fromkeys(p.strip() for p in named if p.strip()))
     # The plugin and the shuffle manager are loaded when a JVM starts, before `spark.jars` is
     # added to it: the jar goes on the driver's and the executors' classpath itself (a cluster's
     # workers must have it at the same path; docs/engine-lines.md).
@@ -196,3 +201,38 @@ def comet_conf(conf: Mapping[str, str], comet_jar: Path | None, master: str) -> 
         given = [p for p in conf.get(key, "").split(os.pathsep) if p]
         merged[key] = os.pathsep.join(dict.fromkeys([str(comet_jar), *given]))
     return merged
+
+
+# Settings of the profile's `spark.conf` under which Comet runs nothing natively.
+_OFF_SWITCHES = (
+    "spark.comet.enabled",
+    "spark.comet.exec.enabled",
+    "spark.memory.offHeap.enabled",
+)
+
+
+def native_status(
+    native: str | None,
+    connect: bool,
+    conf: Mapping[str, str],
+    line: str | None = None,
+    machine: Platform | None = None,
+) -> str:
+    """What `dbt debug` says of native execution: on, or off and why (the checks of
+    native_engine, and the profile's own settings that turn it off)."""
+    if not native:
+        return "off (engine.native is not set: Spark's JVM execution)"
+    if line_refusal(native, installed_line().spark if line is None else line) is not None:
+        return f"off: {native} runs on the Spark 4.1 line only; the profile's start will fail"
+    if connect:
+        return "off here: a Spark Connect server runs the queries with its own launch settings"
+    problem = platform_problem(this_platform() if machine is None else machine)
+    if problem is not None:
+        return f"off: {problem}; running on Spark's JVM execution"
+    for key in _OFF_SWITCHES:
+        if str(conf.get(key, "true")).strip().lower() == "false":
+            return f"off: the profile's spark.conf sets {key}=false, so {native} runs nothing"
+    return (
+        f"{native} on (Comet {COMET_VERSION}); each node's adapter_response says how much of "
+        "its plans ran natively"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbt.adapters.lakehouse.report.native import NativeShare
 from dbt.adapters.lakehouse.report.spark_jobs import JobsDone
 from dbt.adapters.lakehouse.report.timing import node_split
 from dbt.adapters.lakehouse.report.work import NodeWork
@@ -31,10 +32,11 @@ def response_fields(
     jobs: JobsDone | None,
     rows_given: int | None = None,
     message: str | None = None,
+    native: NativeShare | None = None,
 ) -> dict[str, Any]:
     """The fields of the node's response. `rows_given`: rows the materialization counted
     itself (a seed's CSV), used when its commits say nothing; `message`: the console's text,
-    when not the code and the rows."""
+    when not the code and the rows; `native`: how much of its plans Comet ran (native.py)."""
     # A merge's rewrite of its target replaces rows in place (work.py).
     rows = work.rows(in_place=code == "MERGE") if work.commits else {}
     affected: int | None = rows_given
@@ -63,4 +65,6 @@ def response_fields(
         fields["planning_seconds"] = round(split.planning, 3)
         fields["jobs_seconds"] = round(split.jobs, 3)
         fields["catalog_seconds"] = round(split.catalog, 3)
+    if native is not None:
+        fields["native"] = native.fields()
     return fields

@@ -31,6 +31,7 @@ class JobsDone:
     task_seconds: float
     # each job's start and end (ms since the epoch), for the node's wall-time split
     spans: tuple[Span, ...] = ()
+    job_ids: tuple[int, ...] = ()  # for the plans they ran (native.py)
 
 
 def node_jobs(spark: Any, group: str) -> JobsDone | None:
@@ -60,7 +61,7 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
             millis += int(store.lastStageAttempt(stage).executorRunTime())
         except Exception:  # a stage that never ran (skipped) has no attempt to read
             continue
-    return JobsDone(len(job_ids), millis / 1000.0, tuple(spans))
+    return JobsDone(len(job_ids), millis / 1000.0, tuple(spans), tuple(map(int, job_ids)))
 
 
 def _span(job: Any) -> Span | None:

@@ -36,6 +36,10 @@ class NodeCost:
     planning_seconds: float | None = None
     jobs_seconds: float | None = None
     catalog_seconds: float | None = None
+    # With Comet on (report/native.py): operators it ran, of those it counted, and why not
+    native_operators: int | None = None
+    native_eligible: int | None = None
+    native_fallbacks: tuple[str, ...] = ()
 
     @property
     def dbt_seconds(self) -> float | None:
@@ -74,7 +78,18 @@ def node_cost(node: str, status: str, wall: float, response: Mapping[str, Any]) 
         planning_seconds=seconds_of("planning_seconds"),
         jobs_seconds=seconds_of("jobs_seconds"),
         catalog_seconds=seconds_of("catalog_seconds"),
+        **_native_of(response.get("native")),
     )
+
+
+def _native_of(native: Any) -> dict[str, Any]:
+    if not isinstance(native, Mapping) or native.get("eligible") is None:
+        return {}
+    return {
+        "native_operators": int(native.get("operators") or 0),
+        "native_eligible": int(native["eligible"]),
+        "native_fallbacks": tuple(str(r) for r in native.get("fallbacks") or ()),
+    }
 
 
 def from_run_results(document: Mapping[str, Any]) -> list[NodeCost]:
@@ -101,12 +116,16 @@ def size_text(count: int | None) -> str:
     return "-" if count is None else human_bytes(count)
 
 
-def render(costs: list[NodeCost], total: int | None = None) -> str:
-    """A fixed-width table of `costs`, with a heading saying how many of `total` nodes."""
+def render(
+    costs: list[NodeCost], total: int | None = None, run: Iterable[NodeCost] | None = None
+) -> str:
+    """A fixed-width table of `costs`, with a heading saying how many of `total` nodes; then,
+    when every node of the `run` (default: `costs`) fell back from native execution, a line
+    saying so."""
     # The wall time, then its split: dbt's own work, Spark's planning, its jobs, catalog and
     # commit round trips (report/timing.py); then the task time summed over executors.
     header = ("node", "wall s", "dbt s", "plan s", "jobs s", "catalog s", "spark s", "jobs",
-              "rows", "written", "result")  # fmt: skip
+              "native", "rows", "written", "result")  # fmt: skip
     rows = [header] + [
         (
             c.name,
@@ -117,6 +136,7 @@ def render(costs: list[NodeCost], total: int | None = None) -> str:
             ),
             _seconds(c.spark_seconds),
             "-" if c.spark_jobs is None else str(c.spark_jobs),
+            "-" if c.native_eligible is None else f"{c.native_operators}/{c.native_eligible}",
             "-" if c.rows is None else f"{c.rows:,}",
             size_text(c.bytes_written),
             c.message or c.status,
@@ -133,7 +153,23 @@ def render(costs: list[NodeCost], total: int | None = None) -> str:
     ]
     some = total is not None and total > len(costs)
     shown = f"the {len(costs)} heaviest of {total} nodes" if some else f"{len(costs)} nodes"
-    return f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
+    table = f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
+    note = all_fell_back(costs if run is None else run)
+    return f"{table}\n{note}" if note else table
+
+
+def all_fell_back(costs: Iterable[NodeCost]) -> str | None:
+    """The line a run with native execution on says when none of its nodes ran an operator
+    natively (Comet off in fact: no off-heap memory, say); None otherwise."""
+    native = [c for c in costs if c.native_eligible is not None]
+    if not native or any(c.native_operators for c in native):
+        return None
+    reasons = list(dict.fromkeys(r for c in native for r in c.native_fallbacks))[:3]
+    said = f" Comet said: {'; '.join(reasons)}." if reasons else ""
+    return (
+        f"Native execution was on, but none of the {len(native)} nodes with Spark jobs ran an "
+        f"operator natively: they all ran on Spark's JVM.{said}"
+    )
 
 
 def _seconds(value: float | None) -> str:
@@ -172,7 +208,7 @@ class RunSummary:
                     return
                 self.logged = True
                 costs = list(self.costs.values())
-            logger.info(render(heaviest(costs, SHOWN), len(costs)))
+            logger.info(render(heaviest(costs, SHOWN), len(costs), costs))
 
 
 def _plain(struct: Any) -> dict[str, Any]:
