@@ -180,7 +180,7 @@ class TestViewSurvivesANewProcess:
 
 BAD_PROFILES = {
     "s3://my-depot": "Unsupported scheme: s3. Expected 'dataos://'",
-    "dataos://no-such-depot": "Unknown depot: dataos://no-such-depot is not defined in",
+    "dataos://no-such-depot": "Unknown depot dataos://no-such-depot: no resolver knows it.",
 }
 
 
