@@ -11,7 +11,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.mv.state import RefreshPlan
 from dbt.adapters.lakehouse.reuse.inputs import plan_digest
-from dbt.adapters.lakehouse.reuse.plan import build_reasons, statement_shape, switch
+from dbt.adapters.lakehouse.reuse.plan import also_watched, build_reasons, statement_shape, switch
 
 
 @pytest.mark.parametrize(
@@ -69,3 +69,12 @@ def _plan(first_id: int, jvm: str, literal: int = 1) -> str:
 def test_the_plan_digest_ignores_per_analysis_ids_only() -> None:
     assert plan_digest(_plan(12, "jvm-a")) == plan_digest(_plan(345, "jvm-b"))
     assert plan_digest(_plan(12, "jvm-a")) != plan_digest(_plan(12, "jvm-a", literal=2))
+
+
+def test_docs_are_watched_only_where_persist_docs_writes_them() -> None:
+    model = {"config": {"grants": {"select": ["bi"]}}, "description": "one",
+             "columns": {"id": {"description": "key"}}}  # fmt: skip
+    documented = {**model, "config": {**model["config"], "persist_docs": {"relation": True}}}
+    assert also_watched(model) == also_watched({**model, "description": "two"})
+    assert also_watched(documented) != also_watched({**documented, "description": "two"})
+    assert also_watched(model) != also_watched({**model, "config": {"grants": {}}})

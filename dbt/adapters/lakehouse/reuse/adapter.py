@@ -12,7 +12,6 @@ the next run builds.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
-from dbt.adapters.lakehouse.reuse.plan import build_reasons, statement_shape, switch
+from dbt.adapters.lakehouse.reuse.plan import also_watched, build_reasons, statement_shape, switch
 from dbt.adapters.lakehouse.reuse.status import mark_reused_results
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
@@ -42,9 +41,6 @@ if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
 
 logger = AdapterLogger("Lakehouse")
-
-# Settings that change what a reused node would leave behind without reaching its statement.
-_ALSO_WATCHED = ("grants", "persist_docs", "write_order_by")
 
 
 def reuse_plan(
@@ -95,7 +91,7 @@ def reuse_plan(
     if untracked:
         return _built(invocation, node_id, f"not reusable: {'; '.join(untracked)}")
     digest_sql = "\n".join(
-        (statement_shape(statement, query), f"-- plan {inputs.digest}", _also_watched(model))
+        (statement_shape(statement, query), f"-- plan {inputs.digest}", also_watched(model))
     )
     record, altered = None, None
     if existing is not None and not existing.is_view and not full_refresh:
@@ -154,18 +150,6 @@ def _states(
         except (RelationMissingError, NamespaceMissingError):
             untracked.append(f"cannot read the metadata of {table}")
     return states, untracked
-
-
-def _also_watched(model: Any) -> str:
-    config = model["config"]
-    watched: dict[str, Any] = {key: config.get(key) for key in _ALSO_WATCHED}
-    if config.get("persist_docs"):
-        columns = model.get("columns") or {}
-        watched["docs"] = [
-            model.get("description"),
-            {name: (c or {}).get("description") for name, c in sorted(columns.items())},
-        ]
-    return "-- settings " + json.dumps(watched, sort_keys=True, default=str)
 
 
 def _built(invocation: str, node_id: str, reason: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.lakehouse.reuse import adapter as reuse
+from dbt.adapters.lakehouse.reuse import views
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -32,3 +33,21 @@ class ReuseMethods(metaclass=AdapterMeta):
         return reuse.reuse_plan(
             self, relation, existing, query, statement, model, full_refresh, has_hooks
         )
+
+    @available
+    def reuse_view_plan(
+        self: LakehouseAdapter,
+        relation: Any,
+        existing: Any,
+        query: str,
+        model: Any,
+        full_refresh: bool,
+        has_hooks: bool,
+    ) -> dict[str, Any]:
+        """Whether the view model's CREATE OR REPLACE VIEW is skipped (reuse/views.py)."""
+        return views.view_plan(self, relation, existing, query, model, full_refresh, has_hooks)
+
+    @available
+    def reuse_view_record(self: LakehouseAdapter, node_id: str) -> str | None:
+        """The definition digest the node's CREATE VIEW carries as a property, if any."""
+        return views.pending_definition(node_id)

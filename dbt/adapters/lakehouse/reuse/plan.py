@@ -4,14 +4,19 @@ the `lakehouse.build.` prefix: one mechanism for materialized views and reused n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.mv.state import RefreshPlan
 
 ENV = "LAKEHOUSE_REUSE"
+# Settings that change what a reused node would leave behind without reaching its query's plan
+# or a table's statement (a view's statement is not compared: these stand for it).
+ALSO_WATCHED = ("grants", "persist_docs", "write_order_by", "contract")
 _ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 
 
@@ -64,3 +69,16 @@ def build_reasons(plan: RefreshPlan) -> str:
     if plan.config_changed:
         said.append("its watched settings changed")
     return "; ".join(dict.fromkeys(said)) or "it changed"
+
+
+def also_watched(model: Mapping[str, Any]) -> str:
+    """The watched settings of a node (dbt's dict of it), and the docs persist_docs writes."""
+    config = model["config"]
+    watched: dict[str, Any] = {key: config.get(key) for key in ALSO_WATCHED}
+    if config.get("persist_docs"):
+        columns = model.get("columns") or {}
+        watched["docs"] = [
+            model.get("description"),
+            {name: (c or {}).get("description") for name, c in sorted(columns.items())},
+        ]
+    return "-- settings " + json.dumps(watched, sort_keys=True, default=str)
