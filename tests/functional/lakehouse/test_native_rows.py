@@ -11,7 +11,8 @@ equal but for the known wrong results (native_project.KNOWN_DIFFERENCES), which 
 wrong, the tables Comet computed (`_ctas`) hold the JVM's rows of their views, and a few values
 are checked against numbers computed here, so the engines cannot agree on a wrong answer. The
 Comet engine's plan of an aggregate over a merge-on-read table has Comet's native Iceberg scan
-and aggregate in it, the JVM engine's none: the test fails if the plugin is silently off.
+and aggregate in it, the JVM engine's none: the test fails if the plugin is silently off. Each
+node's adapter_response says how much of its plans Comet ran, and why not where it fell back.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def write_project(root: Path) -> Path:
     return root
 
 
-def build(root: Path, home: Path, round_: int) -> None:
+def build(root: Path, home: Path, round_: int) -> dict[str, Any]:
     done = dbt(root, home, "build", "--target", "comet", "--vars", json.dumps({"round": round_}))
     results = json.loads((root / "target" / "run_results.json").read_text())
     statuses = {r["unique_id"].split(".")[-1]: r for r in results["results"]}
@@ -79,6 +80,19 @@ def build(root: Path, home: Path, round_: int) -> None:
     assert failed == (set(ANSI_ERRORS) if round_ == 1 else set()), output(done)
     for name in failed:
         assert ANSI_ERRORS[name] in (statuses[name]["message"] or ""), (name, output(done))
+    return statuses
+
+
+def native_shares_are_reported(statuses: dict[str, Any]) -> None:
+    """Each node's adapter_response says how much of its plans Comet ran: a CTAS of an
+    aggregate Comet runs, all but its write; and a function it cannot run, with the reason."""
+    ran = statuses["distinct_aggs_ctas"]["adapter_response"]["native"]
+    assert 2 <= ran["operators"] < ran["eligible"], ran  # the write stays on the JVM
+    fell = statuses["jvm_fallback"]["adapter_response"]["native"]
+    assert fell["operators"] < ran["operators"] and fell["operators"] < fell["eligible"] - 1, fell
+    assert any("java_method is not supported" in r for r in fell["fallbacks"]), fell
+    # A view runs no job: no plan of its own to count.
+    assert "native" not in statuses["distinct_aggs"]["adapter_response"]
 
 
 def dump(root: Path, home: Path, target: str) -> tuple[dict[str, list[str]], str]:
@@ -107,7 +121,9 @@ def cell(rows: list[str], **where: Any) -> dict[str, Any]:
 def test_comet_gives_the_jvms_rows(engine_home: Path, tmp_path: Path) -> None:
     root = write_project(tmp_path / "project")
     for round_ in (1, 2):
-        build(root, engine_home, round_)
+        statuses = build(root, engine_home, round_)
+        if round_ == 1:
+            native_shares_are_reported(statuses)
     by_comet, comet_plan = dump(root, engine_home, "comet")
     by_jvm, jvm_plan = dump(root, engine_home, "jvm")
 

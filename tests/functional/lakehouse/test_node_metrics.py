@@ -224,7 +224,46 @@ class TestNodeMetrics:
         assert spark_blue > 8 * 20 and wall_grey > 8 * 20, colours.most_common(8)
 
 
-def _wall_split_sums(root: Path, where: str) -> None:
+# Views stacked on views: each level reads the one below twice, so the table on top plans
+# 2^LEVELS view expansions, each a view loaded from the catalog and analysed, for a few rows.
+LEVELS = 6
+STACKED = {
+    "level_0.sql": "{{ config(materialized='view') }} select 1 as id, 'a' as v",
+    **{
+        f"level_{k}.sql": (
+            "{{ config(materialized='view') }} "
+            f"select * from {{{{ ref('level_{k - 1}') }}}} "
+            f"union all select * from {{{{ ref('level_{k - 1}') }}}}"
+        )
+        for k in range(1, LEVELS + 1)
+    },
+    # One task writes the one file: the write's own cost stays small beside the planning.
+    "on_top.sql": (
+        "{{ config(materialized='table') }} "
+        f"select /*+ COALESCE(1) */ * from {{{{ ref('level_{LEVELS}') }}}}"
+    ),
+}
+
+
+class TestPlanningHeavyNode:
+    """A table over stacked views spends its time planning, and its split says so."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return STACKED
+
+    def test_the_split_shows_the_planning(self, project: Any) -> None:
+        run_dbt_and_capture(["run"])
+        response = _responses(Path(project.project_root))["on_top"]
+        assert response["_message"] == f"CREATE {2**LEVELS}", response
+        planning, ran = response["planning_seconds"], response["jobs_seconds"]
+        assert planning > ran and planning > response["catalog_seconds"], response
+        _wall_split_sums(Path(project.project_root), "stacked views", "level_0", "on_top")
+
+
+def _wall_split_sums(
+    root: Path, where: str, view_name: str = "snap_src", table: str = "t_table"
+) -> None:
     """Each node's planning, jobs and catalog time fit in its wall time (dbt's own work is the
     rest); a view runs no job and takes catalog round trips; a table's CTAS plans, runs jobs
     and commits."""
@@ -237,7 +276,7 @@ def _wall_split_sums(root: Path, where: str) -> None:
         parts = [response[f"{k}_seconds"] for k in ("planning", "jobs", "catalog")]
         assert all(p >= 0 for p in parts) and sum(parts) <= wall + 0.05, (where, result)
     responses = _responses(root)
-    view, ctas = responses["snap_src"], responses["t_table"]
+    view, ctas = responses[view_name], responses[table]
     assert view["jobs_seconds"] == 0 and view["catalog_seconds"] > 0, (where, view)
     assert min(ctas["planning_seconds"], ctas["jobs_seconds"], ctas["catalog_seconds"]) > 0, (
         where, ctas,
