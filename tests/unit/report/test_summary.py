@@ -119,6 +119,10 @@ def test_native_shares_and_a_run_that_never_ran_natively() -> None:
     assert text.splitlines()[2].split()[8] == "4/5"
     assert text.splitlines()[3].split()[8] == "0/3"
     assert "none of the" not in text  # one node ran natively
+    # each node's fallbacks with Comet's reasons, under the table
+    assert text.splitlines()[-3:] == [
+        "Left on Spark's JVM (Comet's reasons):", "  a: Project: x", "  b: Scan: no off-heap"
+    ]  # fmt: skip
     text = render([fell], 3, [fell, plain])
     assert text.splitlines()[-1] == (
         "Native execution was on, but none of the 1 nodes with Spark jobs ran an operator "

@@ -154,6 +154,10 @@ def render(
     some = total is not None and total > len(costs)
     shown = f"the {len(costs)} heaviest of {total} nodes" if some else f"{len(costs)} nodes"
     table = f"Where the time went ({shown}, by Spark task time):\n" + "\n".join(lines)
+    # Comet's reasons under the table, for the nodes shown (the run's note: all_fell_back).
+    fallbacks = [f"  {c.name}: {reason}" for c in costs for reason in c.native_fallbacks]
+    if fallbacks:
+        table += "\nLeft on Spark's JVM (Comet's reasons):\n" + "\n".join(fallbacks)
     note = all_fell_back(costs if run is None else run)
     return f"{table}\n{note}" if note else table
 
