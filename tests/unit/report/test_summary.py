@@ -128,5 +128,8 @@ def test_native_shares_and_a_run_that_never_ran_natively() -> None:
         "Native execution was on, but none of the 1 nodes with Spark jobs ran an operator "
         "natively: they all ran on Spark's JVM. Comet said: Scan: no off-heap."
     )
+    page = render_html([ran, plain], "run")
+    assert '<td class="num" title="Project: x">4/5</td>' in page
+    assert page.count('<td class="num">-</td>') == 1  # the node without a native figure
     # judged over the whole run, not the rows shown
     assert "none of the" not in render([fell], 2, [fell, ran])

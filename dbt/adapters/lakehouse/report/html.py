@@ -39,6 +39,7 @@ def render_html(costs: list[NodeCost], title: str) -> str:
             f'<div class="bar spark" style="width:{spark:.2f}%"></div>'
             f"{_split_bar(cost, scale)}</td>"
             f'<td class="num">{cost.wall_seconds:.1f}</td><td class="num">{spark_text}</td>'
+            f"{_native_cell(cost)}"
             f'<td class="num">{"-" if cost.rows is None else f"{cost.rows:,}"}</td>'
             f'<td class="num">{size_text(cost.bytes_written)}</td>'
             f"<td>{escape(cost.message or cost.status)}</td></tr>"
@@ -50,7 +51,8 @@ def render_html(costs: list[NodeCost], title: str) -> str:
         '<span class="spark"></span>Spark task time (all executors); the wall time\'s split:'
         + "".join(f'<span class="{part}"></span>{text}' for part, text in _PARTS)
         + "</p>"
-        "<table><thead><tr><th>node</th><th></th><th>wall s</th><th>spark s</th><th>rows</th>"
+        "<table><thead><tr><th>node</th><th></th><th>wall s</th><th>spark s</th><th>native</th>"
+        "<th>rows</th>"
         f"<th>written</th><th>result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         "</body></html>\n"
     )
@@ -76,3 +78,11 @@ def _split_bar(cost: NodeCost, scale: float) -> str:
         for (name, text), seconds in zip(_PARTS, parts, strict=True)
     )
     return f'<div class="bar split">{segments}</div>'
+
+
+def _native_cell(cost: NodeCost) -> str:
+    """The operators Comet ran of those it counted, its reasons for the rest on hover."""
+    if cost.native_eligible is None:
+        return '<td class="num">-</td>'
+    why = escape("; ".join(cost.native_fallbacks), quote=True)
+    return f'<td class="num" title="{why}">{cost.native_operators}/{cost.native_eligible}</td>'
