@@ -39,6 +39,7 @@ CONSTANT_SQL = "select 1 as id, 'one' as label"
 RANDOM_SQL = "select id, rand() as r from {{ ref('stg_events') }}"
 STAMPED_SQL = "select id, current_timestamp() as at from {{ ref('stg_events') }}"
 HOOKED_SQL = "{{ config(post_hook='select 1') }}\nselect id from {{ source('raw', 'events') }}"
+LABELS_CSV = "kind,label\na,Ay\nb,Bee\n"
 TABLES = ("kinds", "constant", "random_ids", "stamped", "hooked")
 # dbt-core 1.12's own status; 1.10 and 1.11 have none, and a reused node is a success there
 # (its message says REUSED either way).
@@ -78,6 +79,10 @@ class TestReusedTables:
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
         output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
         return {"test": {"outputs": {"default": output}, "target": "default"}}
+
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"labels.csv": LABELS_CSV}
 
     @pytest.fixture(scope="class")
     def models(self):
@@ -160,3 +165,16 @@ class TestReusedTables:
         assert found["kinds"][0] == "success"
         assert found["kinds"][1].startswith("its table's columns are not those its last build")
         assert_rows_equal_queries(project)
+
+    def test_7_a_seed_is_reused_until_its_csv_changes(self, project):
+        found = verdicts(run_dbt(["seed"]))
+        assert found["labels"] == ("success", "no record of an earlier build in its table's main")
+        before = snapshot_count(project, "labels")
+        assert verdicts(run_dbt(["seed"]))["labels"][0] == REUSED
+        assert snapshot_count(project, "labels") == before
+        # `--show` prints a reused seed's rows (read from its CSV for that alone).
+        assert verdicts(run_dbt(["seed", "--show"]))["labels"][0] == REUSED
+        write_file(LABELS_CSV + "x,Ex\n", project.project_root, "seeds", "labels.csv")
+        found = verdicts(run_dbt(["seed"]))
+        assert found["labels"] == ("success", "its query or settings changed")
+        expect(rows(project, "labels"), [("a", "Ay"), ("b", "Bee"), ("x", "Ex")])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -33,7 +35,13 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
-from dbt.adapters.lakehouse.reuse.plan import also_watched, build_reasons, statement_shape, switch
+from dbt.adapters.lakehouse.reuse.plan import (
+    also_watched,
+    build_reasons,
+    seed_identity,
+    statement_shape,
+    switch,
+)
 from dbt.adapters.lakehouse.reuse.status import mark_reused_results
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
@@ -53,19 +61,66 @@ def reuse_plan(
     full_refresh: bool,
     has_hooks: bool,
 ) -> dict[str, Any]:
-    """{reuse: bool, reason: str}. When the node is built, its build's commit will carry the
-    record (when reuse applies to it at all)."""
+    """{reuse: bool, reason: str} for a `table` model. When the node is built, its build's
+    commit will carry the record (when reuse applies to it at all)."""
+
+    def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
+        inputs = plan_inputs(spark, query)
+        if inputs.varying:
+            return f"non-deterministic ({', '.join(inputs.varying)})"
+        states, untracked = _states(adapter, read, inputs.tables, target)
+        if [*inputs.untracked, *untracked]:
+            return "; ".join([*inputs.untracked, *untracked])
+        shape = statement_shape(statement, query)
+        return Identity(states, "\n".join((shape, f"-- plan {inputs.digest}", also_watched(model))))
+
+    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify)
+
+
+def seed_plan(
+    adapter: LakehouseAdapter,
+    relation: Any,
+    existing: Any,
+    model: Any,
+    full_refresh: bool,
+    has_hooks: bool,
+) -> dict[str, Any]:
+    """{reuse: bool, reason: str} for a seed: its CSV's content and the settings that shape its
+    rows are what its build recorded."""
+
+    def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
+        return Identity([], seed_identity(model))
+
+    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a node is built from: its input tables now, and the text standing for the rest."""
+
+    states: list[UpstreamState]
+    text: str
+
+
+def _decide(
+    adapter: LakehouseAdapter,
+    relation: Any,
+    existing: Any,
+    model: Any,
+    full_refresh: bool,
+    has_hooks: bool,
+    identify: Callable[[Any, metadata.Reader, TableName], Identity | str],
+) -> dict[str, Any]:
     from dbt_common.invocation import get_invocation_id
 
     node_id, config = str(model["unique_id"]), model["config"]
     invocation = str(get_invocation_id())
     decided = switch(config.get("reuse"), adapter.config.credentials.reuse, os.environ)
-    if decided.on:
-        mark_reused_results()  # dbt's `reused` status for this run's reused nodes
     if not decided.on:
         if decided.why_off:
             return _built(invocation, node_id, f"not reusable: {decided.why_off}")
         return {"reuse": False, "reason": ""}
+    mark_reused_results()  # dbt's `reused` status for this run's reused nodes
     why_not = _never_reused(model, config, has_hooks)
     if why_not:
         return _built(invocation, node_id, f"not reusable: {why_not}")
@@ -77,26 +132,18 @@ def reuse_plan(
             why = (
                 f"an audited run (branch {branch})"
                 if branch
-                else (f"this session's commits carry no record ({lineage_off})")
+                else f"this session's commits carry no record ({lineage_off})"
             )
             return _built(invocation, node_id, f"not reusable: {why}")
         read = metadata.reader(spark, adapter._metadata_rows)
-        inputs = plan_inputs(spark, query)
-    if inputs.varying:
-        return _built(
-            invocation, node_id, f"not reusable: non-deterministic ({', '.join(inputs.varying)})"
-        )
-    states, untracked = _states(adapter, read, inputs.tables, target)
-    untracked = [*inputs.untracked, *untracked]
-    if untracked:
-        return _built(invocation, node_id, f"not reusable: {'; '.join(untracked)}")
-    digest_sql = "\n".join(
-        (statement_shape(statement, query), f"-- plan {inputs.digest}", also_watched(model))
-    )
+        identity = identify(spark, read, target)
+    if isinstance(identity, str):
+        return _built(invocation, node_id, f"not reusable: {identity}")
     record, altered = None, None
     if existing is not None and not existing.is_view and not full_refresh:
         record, altered = _built_record(read(target))
-    plan = plan_refresh(record, states, [], digest_sql, config, full_refresh, check_built=False)
+    states = identity.states
+    plan = plan_refresh(record, states, [], identity.text, config, full_refresh, check_built=False)
     if plan.action == "noop" and altered:
         plan = RefreshPlan("rebuild", (altered,))
     if plan.action == "noop":
@@ -105,7 +152,7 @@ def reuse_plan(
         logger.debug(f"{node_id}: reused: {reason}")
         return {"reuse": True, "reason": reason}
     built_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    entries = record_properties(states, digest_sql, config, built_at, BUILD_PREFIX)
+    entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
     lineage.add_node_entries(invocation, node_id, entries)
     return _built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
 

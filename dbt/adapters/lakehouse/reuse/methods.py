@@ -51,3 +51,15 @@ class ReuseMethods(metaclass=AdapterMeta):
     def reuse_view_record(self: LakehouseAdapter, node_id: str) -> str | None:
         """The definition digest the node's CREATE VIEW carries as a property, if any."""
         return views.pending_definition(node_id)
+
+    @available
+    def reuse_seed_plan(
+        self: LakehouseAdapter,
+        relation: Any,
+        existing: Any,
+        model: Any,
+        full_refresh: bool,
+        has_hooks: bool,
+    ) -> dict[str, Any]:
+        """Whether the seed is reused as its last load left it (reuse/adapter.py)."""
+        return reuse.seed_plan(self, relation, existing, model, full_refresh, has_hooks)

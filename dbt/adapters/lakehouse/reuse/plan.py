@@ -4,9 +4,11 @@ the `lakehouse.build.` prefix: one mechanism for materialized views and reused n
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -82,3 +84,25 @@ def also_watched(model: Mapping[str, Any]) -> str:
             {name: (c or {}).get("description") for name, c in sorted(columns.items())},
         ]
     return "-- settings " + json.dumps(watched, sort_keys=True, default=str)
+
+
+# A seed's settings that shape its rows (dbt's seed configs).
+SEED_SETTINGS = ("column_types", "quote_columns", "delimiter", "full_refresh")
+
+
+def seed_identity(model: Mapping[str, Any]) -> str:
+    """A seed's CSV content and the settings that shape its rows. dbt's checksum is the file's
+    sha256 up to 1 MiB and only its path beyond: a larger file is hashed here."""
+    checksum = model.get("checksum") or {}
+    content = checksum.get("checksum") if checksum.get("name") == "sha256" else None
+    if content is None:
+        path = Path(str(model["root_path"])) / str(model["original_file_path"])
+        digest = hashlib.sha256()
+        with path.open("rb") as csv:
+            for block in iter(lambda: csv.read(1 << 20), b""):
+                digest.update(block)
+        content = digest.hexdigest()
+    config = model["config"]
+    settings = {key: config.get(key) for key in SEED_SETTINGS}
+    return "\n".join((f"-- csv {content}", json.dumps(settings, sort_keys=True, default=str),
+                      also_watched(model)))  # fmt: skip

@@ -21,6 +21,18 @@
     {{ exceptions.raise_compiler_error("Cannot seed to '{}', it is a view".format(old_relation.render())) }}
   {% endif %}
 
+  {#- Reused (reuse/, docs/reuse.md): the CSV and the settings shaping its rows are those of the
+      load its table's main holds; the file is not even read. -#}
+  {%- set reuse = adapter.reuse_seed_plan(target_relation, old_relation, model, full_refresh_mode,
+                                          (pre_hooks + post_hooks) | length > 0) -%}
+  {%- if reuse['reuse'] -%}
+    {#- dbt's seed task reads this result; its rows only for `dbt seed --show`. -#}
+    {%- do store_result('agate_table', response='OK', agate_table=(load_agate_table() if flags.SHOW else none)) -%}
+    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
+    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {{ return({'relations': [target_relation]}) }}
+  {%- endif -%}
+
   {%- set seed_load = adapter.load_seed_file(model, view_name) -%}
   {%- if seed_load is none -%}
     {%- set seed_load = adapter.load_seed_rows(view_name, load_agate_table()) -%}
