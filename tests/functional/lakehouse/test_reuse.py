@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from dbt.artifacts.schemas.results import RunStatus
-from dbt.tests.util import run_dbt, write_file
+from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from functional.lakehouse.tables import expect, rows, snapshot_count, table
 
@@ -112,8 +112,9 @@ class TestReusedTables:
 
     def test_2_nothing_moved_is_reused(self, project):
         before = {name: snapshot_count(project, name) for name in TABLES}
-        results = run_dbt(["run"])
+        results, out = run_dbt_and_capture(["run"])
         found = verdicts(results)
+        assert "3 of 7 nodes reused" in out, out[-2000:]  # the run's summary (report/)
         assert found["kinds"][0] == found["constant"][0] == found["stg_events"][0] == REUSED, found
         built = ("random_ids", "stamped", "hooked", "from_files")
         assert {found[name][0] for name in built} == {"success"}, found

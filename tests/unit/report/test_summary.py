@@ -133,3 +133,15 @@ def test_native_shares_and_a_run_that_never_ran_natively() -> None:
     assert page.count('<td class="num">-</td>') == 1  # the node without a native figure
     # judged over the whole run, not the rows shown
     assert "none of the" not in render([fell], 2, [fell, ran])
+
+
+def test_a_run_with_reuse_says_how_many_nodes_were_reused() -> None:
+    reused = summary.node_cost("model.p.a", "reused", 0.1, {"_message": "REUSED", "reused": True})
+    built = summary.node_cost(
+        "model.p.b", "success", 2.0, {"_message": "CREATE 3", "reused": False}
+    )
+    plain = from_run_results(RESULTS)[0]
+    assert render([reused, built, plain]).splitlines()[-1] == (
+        "1 of 3 nodes reused (each one's reuse_reason in run_results.json)"
+    )
+    assert "reused" not in render([plain])  # reuse off: nothing said

@@ -40,6 +40,8 @@ class NodeCost:
     native_operators: int | None = None
     native_eligible: int | None = None
     native_fallbacks: tuple[str, ...] = ()
+    # Reused as its last build left it (reuse/): None where reuse did not apply to it.
+    reused: bool | None = None
 
     @property
     def dbt_seconds(self) -> float | None:
@@ -79,6 +81,7 @@ def node_cost(node: str, status: str, wall: float, response: Mapping[str, Any]) 
         jobs_seconds=seconds_of("jobs_seconds"),
         catalog_seconds=seconds_of("catalog_seconds"),
         **_native_of(response.get("native")),
+        reused=None if response.get("reused") is None else bool(response["reused"]),
     )
 
 
@@ -158,8 +161,18 @@ def render(
     fallbacks = [f"  {c.name}: {reason}" for c in costs for reason in c.native_fallbacks]
     if fallbacks:
         table += "\nLeft on Spark's JVM (Comet's reasons):\n" + "\n".join(fallbacks)
-    note = all_fell_back(costs if run is None else run)
-    return f"{table}\n{note}" if note else table
+    notes = [note for note in (all_fell_back(costs if run is None else run),
+                                reused_line(costs if run is None else run)) if note]  # fmt: skip
+    return "\n".join([table, *notes])
+
+
+def reused_line(costs: Iterable[NodeCost]) -> str | None:
+    """`31 of 46 nodes reused` (reuse/), when reuse applied to any node of the run."""
+    found = list(costs)
+    if not any(c.reused is not None for c in found):
+        return None
+    reused = sum(1 for c in found if c.reused)
+    return f"{reused} of {len(found)} nodes reused (each one's reuse_reason in run_results.json)"
 
 
 def all_fell_back(costs: Iterable[NodeCost]) -> str | None:
