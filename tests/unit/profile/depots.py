@@ -82,3 +82,18 @@ def error_of(depot: Any, cwd: Path, home: Path | None = None, **kwargs: Any) -> 
     with pytest.raises(DepotConfigError) as info:
         resolve(depot, cwd, home, **kwargs)
     return info.value.msg
+
+
+def secret_dir(tmp_path: Path, name: str, connection: dict[str, Any]) -> Path:
+    """A DataOS secret directory holding `<name>_config.yaml` with `connection`."""
+    folder = tmp_path / "secret"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}_config.yaml").write_text(yaml.safe_dump({"connection": connection}))
+    return folder
+
+
+def resolve_named(tmp_path: Path, name: str, **env: str) -> Any:
+    """`dataos://<name>` resolved with only `env` (and AWS_REGION) around it."""
+    return resolve_depot(depot=f"dataos://{name}", depots_file=None, warehouse=None,
+                         aws_region=None, aws_endpoint=None, env={"AWS_REGION": "us-east-1",
+                         **env}, cwd=tmp_path, home=tmp_path)  # fmt: skip

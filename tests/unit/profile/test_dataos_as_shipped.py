@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import resolve_depot
 from dbt.adapters.lakehouse.profile.depot.dataos_shapes import depot_entry, spelled_entry
 from dbt.adapters.lakehouse.profile.depot.written_keys import as_written
+from unit.profile.depots import resolve_named, secret_dir
 
 ACCESS, SECRET, RUN_AS = "AKIASHIPPED1", "shippedSecret-31c", "runAs-shipped-77"
 METASTORE = "http://lakehouse-svc.cluster.local:1000"
@@ -31,25 +31,14 @@ DOCS_S3 = {"scheme": "s3a", "bucket": "lake", "relativePath": "icebase", "format
            "region": "us-east-1"}  # fmt: skip
 
 
-def _secret_dir(tmp_path: Path, name: str, connection: dict[str, Any]) -> Path:
-    folder = tmp_path / "secret"
-    folder.mkdir(exist_ok=True)
-    (folder / f"{name}_config.yaml").write_text(yaml.safe_dump({"connection": connection}))
-    return folder
-
-
-def _resolve(tmp_path: Path, name: str, **env: str) -> Any:
-    return resolve_depot(depot=f"dataos://{name}", depots_file=None, warehouse=None,
-                         aws_region=None, aws_endpoint=None, env=env, cwd=tmp_path,
-                         home=tmp_path)  # fmt: skip
-
-
 STORAGE_SECRET = {"aws_access_key": ACCESS, "aws_secret_key": SECRET}
 
 
 def test_a_secret_dir_depot_takes_the_run_as_apikey_as_its_rest_token(tmp_path: Path) -> None:
-    folder = _secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": STORAGE_SECRET})
-    depot = _resolve(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder), DATAOS_RUN_AS_APIKEY=RUN_AS)
+    folder = secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": STORAGE_SECRET})
+    depot = resolve_named(
+        tmp_path, "lh", DATAOS_SECRET_DIR=str(folder), DATAOS_RUN_AS_APIKEY=RUN_AS
+    )
     assert depot.catalog.type == "rest" and depot.catalog.uri == METASTORE
     assert depot.secrets.apikey is not None and depot.secrets.apikey.reveal() == RUN_AS
     assert depot.secrets.aws_access_key.reveal() == ACCESS
@@ -57,15 +46,17 @@ def test_a_secret_dir_depot_takes_the_run_as_apikey_as_its_rest_token(tmp_path: 
 
 def test_the_depots_own_apikey_wins_over_the_run_as_one(tmp_path: Path) -> None:
     secrets = {**STORAGE_SECRET, "apikey": "own-key-1"}
-    folder = _secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": secrets})
-    depot = _resolve(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder), DATAOS_RUN_AS_APIKEY=RUN_AS)
+    folder = secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": secrets})
+    depot = resolve_named(
+        tmp_path, "lh", DATAOS_SECRET_DIR=str(folder), DATAOS_RUN_AS_APIKEY=RUN_AS
+    )
     assert depot.secrets.apikey.reveal() == "own-key-1"
 
 
 def test_no_apikey_anywhere_is_one_line_naming_each_place(tmp_path: Path) -> None:
-    folder = _secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": STORAGE_SECRET})
+    folder = secret_dir(tmp_path, "lh", {**LAKEHOUSE, "secrets": STORAGE_SECRET})
     with pytest.raises(DepotConfigError) as raised:
-        _resolve(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
+        resolve_named(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
     text = raised.value.msg
     assert "\n" not in text
     # The seeds' sentence first; then the file, the depot's secret and the run-as variable.
@@ -81,7 +72,7 @@ def test_no_resolver_knowing_the_depot_is_one_line_with_the_fix_outside_dataos(
 ) -> None:
     (tmp_path / "depots.yml").write_text(yaml.safe_dump({"depots": {"known": {}}}))
     with pytest.raises(DepotConfigError) as raised:
-        _resolve(tmp_path, "nosuchdepot")
+        resolve_named(tmp_path, "nosuchdepot")
     text = raised.value.msg
     assert "\n" not in text
     assert text.startswith("Unknown depot dataos://nosuchdepot: no resolver knows it.")
@@ -140,9 +131,9 @@ def test_later_depot_errors_name_the_keys_as_the_document_wrote_them(
     """Problems found after the shape was read (parsing, precedence) name DataOS's keys, not
     ours (`catalog.uri`, `spec.s3.bucket`)."""
     connection = {**document, "secrets": {**STORAGE_SECRET, "apikey": "k"}}
-    folder = _secret_dir(tmp_path, "lh1", connection)
+    folder = secret_dir(tmp_path, "lh1", connection)
     with pytest.raises(DepotConfigError) as raised:
-        _resolve(tmp_path, "lh1", DATAOS_SECRET_DIR=str(folder))
+        resolve_named(tmp_path, "lh1", DATAOS_SECRET_DIR=str(folder))
     text = raised.value.msg
     assert key in text
     assert "catalog.uri" not in text and "spec.s3" not in text

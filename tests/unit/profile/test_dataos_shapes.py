@@ -22,6 +22,7 @@ from dbt.adapters.lakehouse.profile.depot import (
 from dbt.adapters.lakehouse.profile.depot.dataos_secrets import decode_secret_payload
 from dbt.adapters.lakehouse.profile.depot.dataos_shapes import depot_entry
 from dbt.adapters.lakehouse.profile.depot.model import _Context
+from unit.profile.depots import resolve_named, secret_dir
 
 ACCESS, SECRET, APIKEY, RUN_AS = "AKIADATAOS1X", "dataosSecret-77aa", "depotKey-9911", "runAs-5511"
 
@@ -171,40 +172,27 @@ def test_the_address_purpose_is_read() -> None:
                       aws_region=None, aws_endpoint=None, env={})  # fmt: skip
 
 
-def _secret_dir(tmp_path: Path, name: str, connection: dict[str, Any]) -> Path:
-    folder = tmp_path / "secret"
-    folder.mkdir(exist_ok=True)
-    (folder / f"{name}_config.yaml").write_text(yaml.safe_dump({"connection": connection}))
-    return folder
-
-
-def _resolve_named(tmp_path: Path, name: str, **env: str) -> Any:
-    return resolve_depot(depot=f"dataos://{name}", depots_file=None, warehouse=None,
-                         aws_region=None, aws_endpoint=None, env={"AWS_REGION": "us-east-1",
-                         **env}, cwd=tmp_path, home=tmp_path)  # fmt: skip
-
-
 def test_secret_dir_file_answers_when_there_is_no_depots_file(tmp_path: Path) -> None:
     connection = {**MANIFEST_2, "secrets": {"awsaccesskeyid": ACCESS,
                   "awssecretaccesskey": SECRET, "apikey": APIKEY}}  # fmt: skip
-    folder = _secret_dir(tmp_path, "lh2", connection)
-    depot = _resolve_named(tmp_path, "lh2", DATAOS_SECRET_DIR=str(folder))
+    folder = secret_dir(tmp_path, "lh2", connection)
+    depot = resolve_named(tmp_path, "lh2", DATAOS_SECRET_DIR=str(folder))
     assert depot.source == f"DataOS secret dir {folder / 'lh2_config.yaml'}"
     assert depot.secrets.aws_access_key.reveal() == ACCESS
 
 
-def test_the_depots_file_wins_over_the_secret_dir(tmp_path: Path) -> None:
-    folder = _secret_dir(tmp_path, "lh2", {**MANIFEST_2, "secrets": {"apikey": APIKEY}})
+def test_the_depots_file_wins_over_thesecret_dir(tmp_path: Path) -> None:
+    folder = secret_dir(tmp_path, "lh2", {**MANIFEST_2, "secrets": {"apikey": APIKEY}})
     ours = {"type": "lakehouse", "spec": {"storageType": "file", "file": {"path": "lake"}},
             "catalog": {"type": "hadoop"}}  # fmt: skip
     (tmp_path / "depots.yml").write_text(yaml.safe_dump({"depots": {"lh2": ours}}))
-    depot = _resolve_named(tmp_path, "lh2", DATAOS_SECRET_DIR=str(folder))
+    depot = resolve_named(tmp_path, "lh2", DATAOS_SECRET_DIR=str(folder))
     assert depot.source == f"depots file {tmp_path / 'depots.yml'}"
 
 
 def test_none_answering_lists_every_place_in_order(tmp_path: Path) -> None:
     with pytest.raises(DepotConfigError) as raised:
-        _resolve_named(tmp_path, "ghost", DATAOS_SECRET_DIR=str(tmp_path / "nowhere"))
+        resolve_named(tmp_path, "ghost", DATAOS_SECRET_DIR=str(tmp_path / "nowhere"))
     text = raised.value.msg
     assert text.startswith("Unknown depot dataos://ghost: no resolver knows it.")
     assert "\n" not in text
@@ -220,7 +208,7 @@ def test_a_secret_dir_file_without_connection_is_named(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "lh_config.yaml").write_text(f"apikey: {APIKEY}\n")
     with pytest.raises(DepotConfigError) as raised:
-        _resolve_named(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
+        resolve_named(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
     assert "has no `connection:` mapping" in raised.value.msg
     assert APIKEY not in raised.value.msg
 
@@ -228,9 +216,9 @@ def test_a_secret_dir_file_without_connection_is_named(tmp_path: Path) -> None:
 def test_the_exact_metastore_error_still_applies_to_a_dataos_depot(tmp_path: Path) -> None:
     manifest = {"type": "lakehouse", "spec": {"storageType": "s3", "catalogType": "REST",
                 "s3": {"bucket": "b"}}, "secrets": {"apikey": APIKEY}}  # fmt: skip
-    folder = _secret_dir(tmp_path, "lh", manifest)
+    folder = secret_dir(tmp_path, "lh", manifest)
     with pytest.raises(DepotConfigError) as raised:
-        _resolve_named(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
+        resolve_named(tmp_path, "lh", DATAOS_SECRET_DIR=str(folder))
     assert "METASTORE_URL environment variable is required for Lakehouse destination" in str(
         raised.value.msg
     )
