@@ -111,19 +111,10 @@ def _decide(
     has_hooks: bool,
     identify: Callable[[Any, metadata.Reader, TableName], Identity | str],
 ) -> dict[str, Any]:
-    from dbt_common.invocation import get_invocation_id
-
-    node_id, config = str(model["unique_id"]), model["config"]
-    invocation = str(get_invocation_id())
-    decided = switch(config.get("reuse"), adapter.config.credentials.reuse, os.environ)
-    if not decided.on:
-        if decided.why_off:
-            return _built(invocation, node_id, f"not reusable: {decided.why_off}")
-        return {"reuse": False, "reason": ""}
-    mark_reused_results()  # dbt's `reused` status for this run's reused nodes
-    why_not = _never_reused(model, config, has_hooks)
-    if why_not:
-        return _built(invocation, node_id, f"not reusable: {why_not}")
+    invocation, node_id, config = node_of(model)
+    refused = refusal(adapter, model, has_hooks)
+    if refused is not None:
+        return refused
     target = TableName.of(relation)
     with adapter._spark_session(f"decide whether {target} is reused") as spark:
         branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
@@ -134,11 +125,11 @@ def _decide(
                 if branch
                 else f"this session's commits carry no record ({lineage_off})"
             )
-            return _built(invocation, node_id, f"not reusable: {why}")
+            return built(invocation, node_id, f"not reusable: {why}")
         read = metadata.reader(spark, adapter._metadata_rows)
         identity = identify(spark, read, target)
     if isinstance(identity, str):
-        return _built(invocation, node_id, f"not reusable: {identity}")
+        return built(invocation, node_id, f"not reusable: {identity}")
     record, altered = None, None
     if existing is not None and not existing.is_view and not full_refresh:
         record, altered = _built_record(read(target))
@@ -154,7 +145,7 @@ def _decide(
     built_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
     lineage.add_node_entries(invocation, node_id, entries)
-    return _built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
+    return built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
 
 
 def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str | None]:
@@ -162,9 +153,10 @@ def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str |
     that build left it when its columns were altered since (an ALTER commits no snapshot)."""
     history = {k: (s.parent, s.operation, s.entries) for k, s in found.snapshots.items()}
     entries = built_entries(history, found.main, BUILD_PREFIX)
-    if not entries:
+    commit = rows_commit(history, found.main, BUILD_PREFIX)
+    if not entries or commit is None:
         return None, None
-    built = found.snapshots[rows_commit(history, found.main, BUILD_PREFIX) or 0]
+    built = found.snapshots[commit]
     columns = getattr(found, "schema_columns", {})
     now = columns.get(getattr(found, "current_schema_id", None))
     if now is None or now != columns.get(built.schema_id):
@@ -175,11 +167,29 @@ def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str |
     return recorded_of(entries, BUILD_PREFIX), None
 
 
-def _never_reused(model: Any, config: Any, has_hooks: bool) -> str | None:
+def node_of(model: Any) -> tuple[str, str, Any]:
+    """(this invocation's id, the node's unique id, its config)."""
+    from dbt_common.invocation import get_invocation_id
+
+    return str(get_invocation_id()), str(model["unique_id"]), model["config"]
+
+
+def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str, Any] | None:
+    """The build verdict of a node reuse does not apply to (the switches, a Python model, hooks);
+    None when it applies, and dbt's `reused` status is then set for the run's reused nodes."""
+    invocation, node_id, config = node_of(model)
+    decided = switch(config.get("reuse"), adapter.config.credentials.reuse, os.environ)
+    if not decided.on:
+        if decided.why_off:
+            return built(invocation, node_id, f"not reusable: {decided.why_off}")
+        return {"reuse": False, "reason": ""}
+    mark_reused_results()
     if model.get("language") == "python":
-        return "a Python model (its rows are whatever its code returns)"
+        why = "a Python model (its rows are whatever its code returns)"
+        return built(invocation, node_id, f"not reusable: {why}")
     if has_hooks and config.get("reuse") is not True:
-        return "it has pre- or post-hooks (set reuse: true on it to reuse it anyway)"
+        why = "it has pre- or post-hooks (set reuse: true on it to reuse it anyway)"
+        return built(invocation, node_id, f"not reusable: {why}")
     return None
 
 
@@ -199,7 +209,7 @@ def _states(
     return states, untracked
 
 
-def _built(invocation: str, node_id: str, reason: str) -> dict[str, Any]:
+def built(invocation: str, node_id: str, reason: str) -> dict[str, Any]:
     record_verdict(invocation, node_id, False, reason)
     logger.debug(f"{node_id}: built: {reason}")
     return {"reuse": False, "reason": reason}
