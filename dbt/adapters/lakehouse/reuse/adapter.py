@@ -102,6 +102,19 @@ class Identity:
     text: str
 
 
+def session_refusal(spark: Any) -> str | None:
+    """Why no node is reused in this session (data tests ask it too, reuse/tests.py): an
+    audited run, whose inputs are on its branch, or commits that carry no record (Spark
+    Connect); None when neither."""
+    branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+    if branch:
+        return f"an audited run (branch {branch})"
+    lineage_off = lineage.lineage_off_reason(spark)
+    if lineage_off:
+        return f"this session's commits carry no record ({lineage_off})"
+    return None
+
+
 def _decide(
     adapter: LakehouseAdapter,
     relation: Any,
@@ -117,14 +130,8 @@ def _decide(
         return refused
     target = TableName.of(relation)
     with adapter._spark_session(f"decide whether {target} is reused") as spark:
-        branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
-        lineage_off = lineage.lineage_off_reason(spark)
-        if branch or lineage_off:
-            why = (
-                f"an audited run (branch {branch})"
-                if branch
-                else f"this session's commits carry no record ({lineage_off})"
-            )
+        why = session_refusal(spark)
+        if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
         read = metadata.reader(spark, adapter._metadata_rows)
         identity = identify(spark, read, target)
