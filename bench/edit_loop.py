@@ -52,6 +52,7 @@ from harness import (  # noqa: E402
     alternate,
     common_args,
     dbt_command,
+    duckdb_target,
     engine_state,
     fmt,
     fresh_copy,
@@ -61,6 +62,7 @@ from harness import (  # noqa: E402
     report,
     run_timed,
     stop_engines,
+    watch_engine,
     write_profiles,
 )
 from project_build import PROFILE, peer_project  # noqa: E402
@@ -206,12 +208,7 @@ def main() -> None:
         return peer_target(SCHEMA, warehouse, spark_defaults=args.peer_spark_defaults)
 
     def duck_profile(project: Path) -> dict:
-        return {
-            "type": "duckdb",
-            "path": str(project / "jaffle.duckdb"),
-            "schema": SCHEMA,
-            "threads": 4,
-        }
+        return duckdb_target(SCHEMA, project / "jaffle.duckdb")
 
     cold = Side(
         "ours cold",
@@ -242,14 +239,7 @@ def main() -> None:
             sys.exit(f"the warm-up build failed or left no engine running: {warmup.note}")
         print(f"  warm-up {warmup.seconds:.1f}s, engine JVM pid {jvm}", file=sys.stderr)
 
-        def warm_check(sample: Sample) -> None:
-            pid, rss = engine_state(warm_home)
-            if rss is not None:
-                engine_rss.append(rss)
-            if sample.ok and pid != jvm:
-                sample.note = "the engine was restarted"
-
-        warm.check = warm_check
+        warm.check = watch_engine(warm_home, jvm, engine_rss)
 
         commands = COMMANDS
         results: dict[str, dict[str, Series]] = {}

@@ -136,6 +136,20 @@ def engine_state(home: Path) -> tuple[int | None, float | None]:
     return pid, None
 
 
+def watch_engine(home: Path, jvm: int, rss: list[float]) -> Callable[[Sample], None]:
+    """A check for each warm command's Sample: the engine's RSS into `rss`, and a note when the
+    engine in `home` is no longer the JVM `jvm` (restarted: the command paid a cold start)."""
+
+    def check(sample: Sample) -> None:
+        pid, megabytes = engine_state(home)
+        if megabytes is not None:
+            rss.append(megabytes)
+        if sample.ok and pid != jvm:
+            sample.note = "the engine was restarted"
+
+    return check
+
+
 def stop_engines(*homes: Path) -> int:
     from dbt.adapters.lakehouse.engine.warm import folder
 
@@ -223,6 +237,11 @@ def ours_target(schema: str, threads: int = 4, **spark: str) -> dict:
             **spark,
         },
     }
+
+
+def duckdb_target(schema: str, path: Path, threads: int = 4) -> dict:
+    """dbt-duckdb on one DuckDB file."""
+    return {"type": "duckdb", "path": str(path), "schema": schema, "threads": threads}
 
 
 def iceberg_jar() -> str:
