@@ -45,6 +45,7 @@ SQL_HASH = PREFIX + "sql_hash"
 CONFIG_HASH = PREFIX + "config_hash"
 REFRESHED_AT = PREFIX + "refreshed_at"
 NO_SNAPSHOT = "none"
+SQL_CHANGED = "the model's SQL changed"
 
 # The model settings a change of which `on_configuration_change` governs.
 WATCHED_CONFIGS = ("partition_by", "table_properties", "write_order_by", "format_version")
@@ -244,7 +245,7 @@ def plan_refresh(
             "written by another writer)"
         )
     if recorded.sql_hash != sql_hash(sql):
-        reasons.append("the model's SQL changed")
+        reasons.append(SQL_CHANGED)
     moved: list[str] = []  # upstreams whose snapshot moved from a recorded one, nothing else
     for upstream in upstreams:
         if upstream.name not in recorded.upstreams:

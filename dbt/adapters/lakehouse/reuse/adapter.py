@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -25,7 +25,7 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv import metadata, reading
 from dbt.adapters.lakehouse.mv.state import (
     BUILD_PREFIX,
-    Recorded,
+    SQL_CHANGED,
     RefreshPlan,
     UpstreamState,
     built_entries,
@@ -36,6 +36,8 @@ from dbt.adapters.lakehouse.mv.state import (
 )
 from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
+    INCREMENTAL_SETTINGS,
+    SNAPSHOT_SETTINGS,
     also_watched,
     build_reasons,
     seed_identity,
@@ -60,19 +62,26 @@ def reuse_plan(
     model: Any,
     full_refresh: bool,
     has_hooks: bool,
+    settings: tuple[str, ...] = (),
+    mode: str | None = None,
 ) -> dict[str, Any]:
-    """{reuse: bool, reason: str} for a `table` model. When the node is built, its build's
-    commit will carry the record (when reuse applies to it at all)."""
+    """{reuse: bool, reason: str} for a model written by one statement over `query` (a table,
+    an incremental model, a snapshot). When the node is built, its build's commits carry the
+    record (when reuse applies to it at all). `settings`: the node kind's own watched configs.
+    `mode`: an incremental model's `full` build or `incremental` run; its query reads its own
+    table then, whose state is the record on its `main`."""
 
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
         inputs = plan_inputs(spark, query)
         if inputs.varying:
             return f"non-deterministic ({', '.join(inputs.varying)})"
-        states, untracked = _states(adapter, read, inputs.tables, target)
+        own = mode == INCREMENTAL_RUN
+        states, untracked = _states(adapter, read, inputs.tables, target, own)
         if [*inputs.untracked, *untracked]:
             return "; ".join([*inputs.untracked, *untracked])
         shape = statement_shape(statement, query)
-        return Identity(states, "\n".join((shape, f"-- plan {inputs.digest}", also_watched(model))))
+        text = (shape, f"-- plan {inputs.digest}", also_watched(model, settings))
+        return Identity(states, "\n".join(text), {MODE: mode} if mode else {})
 
     return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify)
 
@@ -96,10 +105,25 @@ def seed_plan(
 
 @dataclass(frozen=True)
 class Identity:
-    """What a node is built from: its input tables now, and the text standing for the rest."""
+    """What a node is built from: its input tables now, the text standing for the rest, and
+    entries its record carries beside them (an incremental model's mode)."""
 
     states: list[UpstreamState]
     text: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+# An incremental model's record says which of its two queries built it: its first build's (or
+# a --full-refresh's) query differs from its incremental runs' (the is_incremental() branch).
+MODE = BUILD_PREFIX + "mode"
+INCREMENTAL_RUN = "incremental"
+# Each kind of node reuse_plan decides for: (its own watched settings, its record's mode).
+KINDS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "table": ((), None),
+    "full": (INCREMENTAL_SETTINGS, "full"),
+    INCREMENTAL_RUN: (INCREMENTAL_SETTINGS, INCREMENTAL_RUN),
+    "snapshot": (SNAPSHOT_SETTINGS, None),
+}
 
 
 def session_refusal(spark: Any) -> str | None:
@@ -137,27 +161,44 @@ def _decide(
         identity = identify(spark, read, target)
     if isinstance(identity, str):
         return built(invocation, node_id, f"not reusable: {identity}")
-    record, altered = None, None
+    entries, altered = None, None
     if existing is not None and not existing.is_view and not full_refresh:
-        record, altered = _built_record(read(target))
+        entries, altered = _built_record(read(target))
+    record = None if entries is None else recorded_of(entries, BUILD_PREFIX)
     states = identity.states
     plan = plan_refresh(record, states, [], identity.text, config, full_refresh, check_built=False)
     if plan.action == "noop" and altered:
         plan = RefreshPlan("rebuild", (altered,))
+    if plan.action == "rebuild" and entries and entries.get(MODE) != identity.extra.get(MODE):
+        plan = _first_incremental_run(plan)
     if plan.action == "noop":
         reason = "nothing it reads moved; its query and settings are unchanged"
         record_verdict(invocation, node_id, True, reason)
         logger.debug(f"{node_id}: reused: {reason}")
         return {"reuse": True, "reason": reason}
     built_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
-    lineage.add_node_entries(invocation, node_id, entries)
+    record_entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
+    lineage.add_node_entries(invocation, node_id, {**record_entries, **identity.extra})
     return built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
 
 
-def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str | None]:
-    """The record of the build whose rows the table's `main` holds, and why its table is not as
-    that build left it when its columns were altered since (an ALTER commits no snapshot)."""
+def _first_incremental_run(plan: RefreshPlan) -> RefreshPlan:
+    """An incremental model's first incremental run after a full build runs its other query:
+    said as such, not as an edit (its inputs' moves are still said)."""
+    others = tuple(r for r in plan.reasons if r != SQL_CHANGED)
+    return RefreshPlan("rebuild", (FIRST_INCREMENTAL_RUN, *others), plan.config_changed)
+
+
+# Its query then differs from the full build's (is_incremental()), so an edit cannot be told.
+FIRST_INCREMENTAL_RUN = (
+    "its first incremental run since a full build (or its query or settings changed)"
+)
+
+
+def _built_record(found: metadata.TableMetadata) -> tuple[Mapping[str, str] | None, str | None]:
+    """The record entries of the build whose rows the table's `main` holds, and why its table
+    is not as that build left it when its columns were altered since (an ALTER commits no
+    snapshot)."""
     history = {k: (s.parent, s.operation, s.entries) for k, s in found.snapshots.items()}
     entries = built_entries(history, found.main, BUILD_PREFIX)
     commit = rows_commit(history, found.main, BUILD_PREFIX)
@@ -167,11 +208,11 @@ def _built_record(found: metadata.TableMetadata) -> tuple[Recorded | None, str |
     columns = getattr(found, "schema_columns", {})
     now = columns.get(getattr(found, "current_schema_id", None))
     if now is None or now != columns.get(built.schema_id):
-        return recorded_of(entries, BUILD_PREFIX), (
+        return entries, (
             "its table's columns are not those its last build wrote (altered since, or not "
             "readable here)"
         )
-    return recorded_of(entries, BUILD_PREFIX), None
+    return entries, None
 
 
 def node_of(model: Any) -> tuple[str, str, Any]:
@@ -201,13 +242,20 @@ def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str,
 
 
 def _states(
-    adapter: LakehouseAdapter, read: metadata.Reader, tables: tuple[TableName, ...], target: Any
+    adapter: LakehouseAdapter,
+    read: metadata.Reader,
+    tables: tuple[TableName, ...],
+    target: Any,
+    reads_itself: bool = False,
 ) -> tuple[list[UpstreamState], list[str]]:
+    """Each input's state now, and why an input cannot be tracked. The node's own table is an
+    input only of an incremental run, whose record on that table's `main` stands for it."""
     states: list[UpstreamState] = []
     untracked: list[str] = []
     for table in tables:
         if str(table) == str(target):
-            untracked.append(f"reads its own table {table}")
+            if not reads_itself:
+                untracked.append(f"reads its own table {table}")
             continue
         try:
             states.append(reading.upstream_state(adapter._metadata_rows, read, table))

@@ -28,11 +28,15 @@ class ReuseMethods(metaclass=AdapterMeta):
         model: Any,
         full_refresh: bool,
         has_hooks: bool,
+        kind: str = "table",
     ) -> dict[str, Any]:
-        """Whether the `table` model is reused as its last build left it (reuse/adapter.py)."""
+        """Whether the model is reused as its last build left it (reuse/adapter.py). `kind`:
+        `table`; an incremental model's `full` build or `incremental` run; `snapshot`."""
+        settings, mode = reuse.KINDS[kind]
         return reuse.reuse_plan(
-            self, relation, existing, query, statement, model, full_refresh, has_hooks
-        )
+            self, relation, existing, query, statement, model, full_refresh, has_hooks,
+            settings, mode,
+        )  # fmt: skip
 
     @available
     def reuse_view_plan(

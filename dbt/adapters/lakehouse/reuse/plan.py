@@ -13,12 +13,24 @@ from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lakehouse.mv.state import RefreshPlan
+from dbt.adapters.lakehouse.mv.state import SQL_CHANGED, RefreshPlan
 
 ENV = "LAKEHOUSE_REUSE"
 # Settings that change what a reused node would leave behind without reaching its query's plan
 # or a table's statement (a view's statement is not compared: these stand for it).
 ALSO_WATCHED = ("grants", "persist_docs", "write_order_by", "contract")
+# What an incremental run or a snapshot does with the same new rows: a change to any of these is
+# built (conservatively: the rows a from-scratch build leaves may differ).
+INCREMENTAL_SETTINGS = (
+    "incremental_strategy", "unique_key", "incremental_predicates", "predicates",
+    "merge_update_columns", "merge_exclude_columns", "on_schema_change", "latest_by",
+    "delete_condition", "partition_by", "format_version",
+)  # fmt: skip
+SNAPSHOT_SETTINGS = (
+    "strategy", "unique_key", "check_cols", "updated_at", "hard_deletes",
+    "invalidate_hard_deletes", "snapshot_meta_column_names", "dbt_valid_to_current",
+    "format_version", "partition_by", "table_properties",
+)  # fmt: skip
 _ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 
 
@@ -64,19 +76,17 @@ def build_reasons(plan: RefreshPlan) -> str:
     """Why a node with a record was built, from the refresh plan's reasons."""
     if plan.action == "create":
         return "no record of an earlier build in its table's main"
-    said = [
-        "its query or settings changed" if r == "the model's SQL changed" else r
-        for r in plan.reasons
-    ]
+    said = ["its query or settings changed" if r == SQL_CHANGED else r for r in plan.reasons]
     if plan.config_changed:
         said.append("its watched settings changed")
     return "; ".join(dict.fromkeys(said)) or "it changed"
 
 
-def also_watched(model: Mapping[str, Any]) -> str:
-    """The watched settings of a node (dbt's dict of it), and the docs persist_docs writes."""
+def also_watched(model: Mapping[str, Any], settings: tuple[str, ...] = ()) -> str:
+    """The watched settings of a node (dbt's dict of it), its kind's own `settings`, and the
+    docs persist_docs writes."""
     config = model["config"]
-    watched: dict[str, Any] = {key: config.get(key) for key in ALSO_WATCHED}
+    watched: dict[str, Any] = {key: config.get(key) for key in (*ALSO_WATCHED, *settings)}
     if config.get("persist_docs"):
         columns = model.get("columns") or {}
         watched["docs"] = [

@@ -32,6 +32,17 @@
     {%- set format_upgrade = lakehouse_format_version_upgrade(existing_relation) -%}
     {%- do lakehouse_audit_prepare(target_relation) -%}
   {%- endif -%}
+  {#- Reused (reuse/, docs/reuse.md): nothing it reads moved since its last build or run, and
+      its query and settings are those that build recorded: no statement, no commit, no hook. -#}
+  {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code,
+        create_table_as(False, target_relation, compiled_code) if model.language == 'sql' else '',
+        model, full_refresh_mode, (pre_hooks + post_hooks) | length > 0,
+        'incremental' if incremental_run else 'full') -%}
+  {%- if reuse['reuse'] -%}
+    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
+    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {{ return({'relations': [target_relation]}) }}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
   {#- A Python model runs now; its DataFrame is read as a temporary view. -#}

@@ -9,6 +9,17 @@
   {#- An existing snapshot table asked for a higher format_version is upgraded before dbt's
       flow writes (a new one gets it in its CREATE); a downgrade is refused here. -#}
   {%- do lakehouse_apply_format_version(this, lakehouse_format_version_upgrade(this)) -%}
+  {#- Reused (reuse/, docs/reuse.md): its source did not move since its last run and its query
+      and settings are those that run recorded, so dbt's flow would find no change: nothing
+      runs (no staging query, no MERGE, no commit). -#}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {%- set reuse = adapter.reuse_plan(this.incorporate(type='table'), existing, model['compiled_code'], '',
+        model, false, (pre_hooks + post_hooks) | length > 0, 'snapshot') -%}
+  {%- if reuse['reuse'] -%}
+    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
+    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {{ return({'relations': [this.incorporate(type='table')]}) }}
+  {%- endif -%}
   {%- set result = materialization_snapshot_default() -%}
   {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
   {%- do lakehouse_report_node('SNAPSHOT') -%}
