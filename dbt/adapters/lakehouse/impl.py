@@ -58,6 +58,7 @@ from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import scrub
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
 from dbt.adapters.lakehouse.reuse.methods import ReuseMethods
+from dbt.adapters.lakehouse.reuse.test_methods import TestReuseMethods
 from dbt.adapters.lakehouse.time_travel import adapter as time_travel
 from dbt.adapters.lakehouse.time_travel.as_of import AsOf
 
@@ -71,7 +72,9 @@ DESCRIBE_MACRO = "lakehouse__describe_relation"
 LIST_SCHEMAS_MACRO = "list_schemas"
 
 
-class LakehouseAdapter(models.ModelMethods, MaterializedViewMethods, ReuseMethods, SparkAdapter):
+class LakehouseAdapter(
+    models.ModelMethods, MaterializedViewMethods, ReuseMethods, TestReuseMethods, SparkAdapter
+):
     Relation = LakehouseRelation  # type: ignore[assignment]
     Column = LakehouseColumn  # type: ignore[assignment]
     ConnectionManager = LakehouseConnectionManager  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from dbt.adapters.lakehouse.maintenance.report import human_bytes
 
 logger = AdapterLogger("Lakehouse")
 
-SUMMARIZED_COMMANDS = frozenset({"run", "build", "seed", "snapshot"})
+SUMMARIZED_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test"})
 SHOWN = 10  # the heaviest nodes a live run's summary lists
 
 
@@ -199,6 +199,8 @@ class RunSummary:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.costs: dict[str, NodeCost] = {}
+        # Data tests reuse applied to (reuse/tests.py): counted in the reused line, not costed.
+        self.tests: dict[str, NodeCost] = {}
         self.logged = False
 
     def observe(self, msg: Any) -> None:
@@ -209,8 +211,9 @@ class RunSummary:
             data = msg.data
             result = data.run_result
             response = _plain(getattr(result, "adapter_response", None))
-            if "spark_jobs" not in response and "rows_affected" not in response:
-                return  # a test, or a node this adapter did not report
+            reported = "spark_jobs" in response or "rows_affected" in response
+            if not reported and "reused" not in response:
+                return  # a test reuse did not apply to, or a node this adapter did not report
             cost = node_cost(
                 data.node_info.unique_id,
                 str(result.status),
@@ -218,14 +221,17 @@ class RunSummary:
                 response,
             )
             with self._lock:
-                self.costs[cost.node] = cost
+                (self.costs if reported else self.tests)[cost.node] = cost
         elif name == "FinishedRunningStats":
             with self._lock:
-                if self.logged or not self.costs:
+                if self.logged or not (self.costs or self.tests):
                     return
                 self.logged = True
-                costs = list(self.costs.values())
-            logger.info(render(heaviest(costs, SHOWN), len(costs), costs))
+                costs, tests = list(self.costs.values()), list(self.tests.values())
+            if costs:
+                logger.info(render(heaviest(costs, SHOWN), len(costs), costs + tests))
+            elif line := reused_line(tests):  # `dbt test`: no table of its tests' costs
+                logger.info(line)
 
 
 def _plain(struct: Any) -> dict[str, Any]:

@@ -1,0 +1,60 @@
+"""The adapter's methods for reused data tests (impl.py mixes them in), exposed to the `test`
+materialization (macros/materializations/test.sql) and delegating to reuse/tests.py; and the
+invocation's end, where the results its tests recorded are written (reuse/test_store.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.reuse import test_store, tests
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+
+class TestReuseMethods(metaclass=AdapterMeta):
+    """Mixed into LakehouseAdapter; AdapterMeta collects the `available` methods of each base."""
+
+    __test__ = False  # pytest: a class named Test* that is not a test class
+
+    @available
+    def reuse_test_plan(
+        self: LakehouseAdapter,
+        model: Any,
+        query: str,
+        sql_header: str | None,
+        stores_failures: bool,
+    ) -> dict[str, Any]:
+        """Whether the data test returns its recorded result instead of running its query."""
+        return tests.decide(self, model, query, sql_header, stores_failures)
+
+    @available
+    def reuse_test_done(self, model: Any, response: Any, table: Any, reused: bool) -> Any:
+        """The test's response carrying its verdict; an executed test's result kept for the
+        store."""
+        return tests.finish(model, response, table, reused)
+
+    def cleanup_connections(self) -> None:
+        """The invocation's end (dbt calls it after the last node): its tests' results are
+        written, one commit per catalog, before the connections go."""
+        adapter = cast("LakehouseAdapter", self)
+        try:
+            tests.forget_pending()
+            rows = test_store.end_invocation()
+            if rows:
+                started = time.monotonic()
+                with adapter.connection_named("lakehouse_test_results"):
+                    written = test_store.write(adapter.execute, rows)
+                logger.debug(
+                    f"recorded {written} of {len(rows)} test result(s) in "
+                    f"{time.monotonic() - started:.2f}s"
+                )
+        finally:
+            super().cleanup_connections()  # type: ignore[misc]

@@ -1,0 +1,202 @@
+"""Where data tests' results are recorded: an Iceberg table in the test's own catalog,
+`<catalog>.lakehouse_system.test_results`, so a result survives `target/` being deleted and is
+shared by every machine writing the depot.
+
+The table is only appended to (Iceberg appends never conflict with each other, so concurrent
+runs need no coordination), and the newest row per (test, relation) is the one that counts.
+A row is trusted only when everything it records (reuse/tests.py: the plan digest of the test's
+query, its settings, each input's `main` snapshot and columns) equals what the test would read
+now, so which of two concurrent rows wins never decides correctness.
+
+Read once per invocation per catalog (the first test that asks reads, the others wait and take
+the cached rows); written once per invocation per catalog, at its end (the adapter's
+`cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
+from dbt.adapters.lakehouse.iceberg.table_name import TableName, quote, string_literal
+
+logger = AdapterLogger("Lakehouse")
+
+NAMESPACE = "lakehouse_system"
+TABLE = "test_results"
+# The columns, in order (the INSERT names none); comments say what each holds.
+COLUMNS = (
+    ("node_id", "string", "the test's unique_id"),
+    ("relation", "string", "catalog.schema.alias of the test: tells targets apart"),
+    ("failures", "bigint", "the failures dbt counted (fail_calc)"),
+    ("should_warn", "boolean", "warn_if held"),
+    ("should_error", "boolean", "error_if held"),
+    ("record", "string", "JSON: lakehouse.build.* entries (query and settings hash, inputs)"),
+    ("invocation_id", "string", "the dbt invocation that ran the test"),
+    ("recorded_at", "timestamp", "when the test ran (UTC); the newest row per key wins"),
+)
+
+Query = Callable[[str], Sequence[Sequence[Any]]]
+Execute = Callable[[str], Any]
+
+
+def store_of(catalog: str) -> TableName:
+    return TableName(catalog, NAMESPACE, TABLE)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A test's recorded result and what it was computed from."""
+
+    failures: int
+    should_warn: bool
+    should_error: bool
+    record: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Row:
+    """A result to record: its key, the result, its record entries."""
+
+    catalog: str
+    node_id: str
+    relation: str
+    stored: Stored
+    invocation_id: str
+    recorded_at: dt.datetime
+
+
+def newest_sql(table: TableName) -> str:
+    """The newest row per (test, relation)."""
+    return (
+        "select node_id, relation, failures, should_warn, should_error, record from ("
+        "select *, row_number() over (partition by node_id, relation order by recorded_at desc)"
+        f" as newest from {table.sql_name}) where newest = 1"
+    )
+
+
+def create_sql(table: TableName) -> list[str]:
+    columns = ", ".join(f"{quote(n)} {t} comment {string_literal(c)}" for n, t, c in COLUMNS)
+    return [
+        f"create namespace if not exists {quote(table.catalog)}.{quote(table.namespace)}",
+        f"create table if not exists {table.sql_name} ({columns}) using iceberg",
+    ]
+
+
+def insert_sql(table: TableName, rows: Iterable[Row]) -> str:
+    def values(row: Row) -> str:
+        stamp = row.recorded_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return "({})".format(
+            ", ".join(
+                (
+                    string_literal(row.node_id),
+                    string_literal(row.relation),
+                    f"cast({int(row.stored.failures)} as bigint)",
+                    "true" if row.stored.should_warn else "false",
+                    "true" if row.stored.should_error else "false",
+                    string_literal(json.dumps(dict(row.stored.record), sort_keys=True)),
+                    string_literal(row.invocation_id),
+                    f"timestamp {string_literal(stamp)}",
+                )
+            )
+        )
+
+    return f"insert into {table.sql_name} values " + ", ".join(values(r) for r in rows)
+
+
+def parse_rows(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str], Stored]:
+    """(node_id, relation) -> its newest result; a row whose record is not JSON is skipped
+    (the test then runs and records a good one)."""
+    found: dict[tuple[str, str], Stored] = {}
+    for node_id, relation, failures, warn, error, record in rows:
+        try:
+            entries = json.loads(str(record))
+        except ValueError:
+            continue
+        if isinstance(entries, dict):
+            recorded = {str(k): str(v) for k, v in entries.items()}
+            found[(str(node_id), str(relation))] = Stored(
+                int(failures or 0), bool(warn), bool(error), recorded
+            )
+    return found
+
+
+# (invocation, catalog) -> the store's newest rows, read once; rows to write at the end.
+_READ: dict[tuple[str, str], dict[tuple[str, str], Stored]] = {}
+_READ_LOCK = threading.Lock()
+_BUFFER: list[Row] = []
+_BUFFER_LOCK = threading.Lock()
+
+
+def recorded(query: Query, invocation: str, catalog: str, key: tuple[str, str]) -> Stored | None:
+    """The newest result recorded for `key` in `catalog`'s store, as read by this invocation's
+    first test there. A store that cannot be read counts as empty: the test runs."""
+    with _READ_LOCK:  # the other threads wait for the one read, then take its rows
+        rows = _READ.get((invocation, catalog))
+        if rows is None:
+            rows = _read(query, store_of(catalog))
+            _READ[(invocation, catalog)] = rows
+    return rows.get(key)
+
+
+def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
+    started = time.monotonic()
+    try:
+        found = parse_rows(query(newest_sql(table)))
+        logger.debug(
+            f"read {len(found)} recorded test result(s) from {table} in "
+            f"{time.monotonic() - started:.2f}s"
+        )
+        return found
+    except (RelationMissingError, NamespaceMissingError):
+        return {}  # no test recorded in this catalog yet
+    except Exception as exc:  # reuse saves time; it never fails a test
+        logger.warning(f"Reading the recorded test results in {table} failed; tests run: {exc}")
+        return {}
+
+
+def buffer(row: Row) -> None:
+    with _BUFFER_LOCK:
+        _BUFFER.append(row)
+
+
+def end_invocation() -> list[Row]:
+    """The buffered rows, taken; this process's reads forgotten (the next invocation reads the
+    store again, other writers' rows included)."""
+    with _BUFFER_LOCK:
+        rows = list(_BUFFER)
+        _BUFFER.clear()
+    with _READ_LOCK:
+        _READ.clear()
+    return rows
+
+
+def write(execute: Execute, rows: Sequence[Row]) -> int:
+    """One INSERT per catalog (the store created on its first write). A failure is a warning:
+    those results are recorded again when their tests next run. Returns the rows written."""
+    written = 0
+    by_catalog: dict[str, list[Row]] = {}
+    for row in rows:
+        by_catalog.setdefault(row.catalog, []).append(row)
+    for catalog, found in sorted(by_catalog.items()):
+        table = store_of(catalog)
+        try:
+            try:
+                execute(insert_sql(table, found))
+            except (RelationMissingError, NamespaceMissingError):
+                for statement in create_sql(table):
+                    execute(statement)
+                execute(insert_sql(table, found))
+        except Exception as exc:
+            logger.warning(f"Recording {len(found)} test result(s) in {table} failed: {exc}")
+            continue
+        written += len(found)
+    return written
