@@ -32,9 +32,16 @@ Query = Callable[[str], Sequence[Sequence[Any]]]
 
 def upstream_state(query: Query, metadata: Reader, table: TableName) -> UpstreamState:
     """The snapshot `main` points at (never an audited run's branch) and the current columns."""
-    snapshot = metadata(table).main
-    # DESCRIBE reads the table's current schema from its metadata (no Spark job); the column
-    # rows end where its partitioning section starts.
+    found = metadata(table)
+    snapshot = found.main
+    # The metadata file read from the JVM holds the current schema: its columns' digest costs
+    # nothing more (a DESCRIBE is a statement: most of a reused node's decision).
+    current = getattr(found, "schema_columns", {}).get(getattr(found, "current_schema_id", None))
+    if current is not None:
+        return UpstreamState(str(table), snapshot, current)
+    # Else (Spark Connect) DESCRIBE reads the table's current schema from its metadata (no
+    # Spark job); the column rows end where its partitioning section starts. The two digests
+    # differ: a record written on one path and read on the other builds once.
     columns: list[tuple[str, str]] = []
     for row in query(f"describe table {table.sql_name}"):
         name = str(row[0] or "").strip()
