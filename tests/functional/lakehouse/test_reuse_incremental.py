@@ -59,7 +59,7 @@ def assert_equal_from_scratch(project) -> None:
     expect(rows(project, "events", "id, kind, amount"), [tuple(r) for r in current])
 
 
-@pytest.mark.only_profile("local", "s3_rest")
+@pytest.mark.only_profile("local")
 class TestReusedIncrementalAndSnapshots:
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:

@@ -97,7 +97,7 @@ def assert_same_results(found: dict) -> None:
     assert found["not_null_stg_events_id"][1] == 0
 
 
-@pytest.mark.only_profile("local", "s3_rest")
+@pytest.mark.only_profile("local")
 class TestReusedDataTests:
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
