@@ -78,3 +78,25 @@ def test_docs_are_watched_only_where_persist_docs_writes_them() -> None:
     assert also_watched(model) == also_watched({**model, "description": "two"})
     assert also_watched(documented) != also_watched({**documented, "description": "two"})
     assert also_watched(model) != also_watched({**model, "config": {"grants": {}}})
+
+
+def test_a_kinds_own_settings_are_watched_and_only_its_own() -> None:
+    from dbt.adapters.lakehouse.reuse.plan import INCREMENTAL_SETTINGS
+
+    model = {"config": {"unique_key": "id", "incremental_strategy": "merge"}}
+    other_key = {"config": {"unique_key": "order_id", "incremental_strategy": "merge"}}
+    assert also_watched(model, INCREMENTAL_SETTINGS) != also_watched(
+        other_key, INCREMENTAL_SETTINGS
+    )
+    # A table's record is not changed by settings only incremental runs read.
+    assert also_watched(model) == also_watched(other_key)
+
+
+def test_the_first_incremental_run_says_so_and_keeps_what_moved() -> None:
+    from dbt.adapters.lakehouse.mv.state import SQL_CHANGED
+    from dbt.adapters.lakehouse.reuse.adapter import FIRST_INCREMENTAL_RUN, _first_incremental_run
+
+    moved = "c.s.events moved from snapshot 1 to 2"
+    plan = _first_incremental_run(RefreshPlan("rebuild", (SQL_CHANGED, moved)))
+    assert plan.reasons == (FIRST_INCREMENTAL_RUN, moved)
+    assert build_reasons(plan) == f"{FIRST_INCREMENTAL_RUN}; {moved}"
