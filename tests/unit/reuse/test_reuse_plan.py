@@ -40,7 +40,7 @@ def test_a_malformed_switch_is_refused_naming_it(config: object, env: dict) -> N
 def test_the_statement_shape_keeps_the_ddl_and_drops_the_query() -> None:
     query = "select 1 as id\n"
     shape = statement_shape(f"create or replace table t partitioned by (id) as\n{query}", query)
-    assert shape == "create or replace table t partitioned by (id) as\n<query>\n"
+    assert shape == "create or replace table t partitioned by (id) as <query>"
     # A statement that does not hold the query verbatim (wrapped) is kept whole.
     assert statement_shape("create table t as select 2", query) == "create table t as select 2"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ SNAPSHOT_SETTINGS = (
     "format_version", "partition_by", "table_properties",
 )  # fmt: skip
 _ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+_AROUND_QUERY = re.compile(r"\s*<query>\s*")
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,11 @@ def statement_shape(statement: str, query: str) -> str:
     """The build statement without its query's text (the plan digest stands for the query), so
     a comment in the model is no change while a partitioning or a property is one."""
     stripped = query.strip()
-    return (
-        statement.replace(stripped, "<query>") if stripped and stripped in statement else statement
-    )
+    if not stripped or stripped not in statement:
+        return statement
+    # The whitespace around the query is the model file's (blank lines before or after its
+    # SQL), not the statement's.
+    return _AROUND_QUERY.sub(" <query> ", statement.replace(stripped, "<query>")).strip()
 
 
 def build_reasons(plan: RefreshPlan) -> str:
