@@ -38,6 +38,7 @@ from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
     SNAPSHOT_SETTINGS,
+    Switch,
     also_watched,
     build_reasons,
     seed_identity,
@@ -222,11 +223,16 @@ def node_of(model: Any) -> tuple[str, str, Any]:
     return str(get_invocation_id()), str(model["unique_id"]), model["config"]
 
 
+def switch_of(adapter: LakehouseAdapter, model: Any) -> Switch:
+    """The node's switch: its config, the profile's `reuse`, LAKEHOUSE_REUSE."""
+    return switch(model["config"].get("reuse"), adapter.config.credentials.reuse, os.environ)
+
+
 def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str, Any] | None:
     """The build verdict of a node reuse does not apply to (the switches, a Python model, hooks);
     None when it applies, and dbt's `reused` status is then set for the run's reused nodes."""
     invocation, node_id, config = node_of(model)
-    decided = switch(config.get("reuse"), adapter.config.credentials.reuse, os.environ)
+    decided = switch_of(adapter, model)
     if not decided.on:
         if decided.why_off:
             return built(invocation, node_id, f"not reusable: {decided.why_off}")

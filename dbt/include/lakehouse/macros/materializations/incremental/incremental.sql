@@ -35,7 +35,7 @@
   {#- Reused (reuse/, docs/reuse.md): nothing it reads moved since its last build or run, and
       its query and settings are those that build recorded: no statement, no commit, no hook. -#}
   {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code,
-        create_table_as(False, target_relation, compiled_code) if model.language == 'sql' else '',
+        create_table_as(False, target_relation, compiled_code) if model.language == 'sql' and adapter.reuse_on(model) else '',
         model, full_refresh_mode, (pre_hooks + post_hooks) | length > 0,
         'incremental' if incremental_run else 'full') -%}
   {%- if reuse['reuse'] -%}
