@@ -34,6 +34,7 @@ from dbt.adapters.lakehouse.mv.state import (
     recorded_of,
     rows_commit,
 )
+from dbt.adapters.lakehouse.reuse import test_store
 from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
@@ -158,6 +159,7 @@ def _decide(
         why = session_refusal(spark)
         if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
+        _prefetch_test_results(spark, invocation, target.catalog)
         read = metadata.reader(spark, adapter._metadata_rows)
         identity = identify(spark, read, target)
     if isinstance(identity, str):
@@ -181,6 +183,14 @@ def _decide(
     record_entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
     lineage.add_node_entries(invocation, node_id, {**record_entries, **identity.extra})
     return built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
+
+
+def _prefetch_test_results(spark: Any, invocation: str, catalog: str) -> None:
+    """A command that runs tests reads their results' store before the first test needs it."""
+    from dbt.flags import get_flags
+
+    if str(getattr(get_flags(), "WHICH", "")) in test_store.TESTING_COMMANDS:
+        test_store.prefetch(spark, invocation, catalog)
 
 
 def _first_incremental_run(plan: RefreshPlan) -> RefreshPlan:

@@ -136,9 +136,49 @@ _BUFFER: list[Row] = []
 _BUFFER_LOCK = threading.Lock()
 
 
+# (invocation, catalog) -> the read started by the invocation's first node that decides.
+_PREFETCH: dict[tuple[str, str], threading.Thread] = {}
+# The commands whose tests read the store.
+TESTING_COMMANDS = frozenset({"build", "test"})
+
+
+def prefetch(spark: Any, invocation: str, catalog: str) -> None:
+    """Read `catalog`'s store in the background, from the invocation's first node that decides
+    (a seed or a model, before any test runs), so no test waits for the read. Its failure only
+    leaves the read to the first test (recorded)."""
+    key = (invocation, catalog)
+    with _READ_LOCK:
+        if key in _READ or key in _PREFETCH:
+            return
+        thread = threading.Thread(
+            target=_prefetched, args=(spark, key), name="lakehouse-test-results", daemon=True
+        )
+        _PREFETCH[key] = thread
+    thread.start()
+
+
+def _prefetched(spark: Any, key: tuple[str, str]) -> None:
+    started = time.monotonic()
+    try:
+        rows = [tuple(row) for row in spark.sql(newest_sql(store_of(key[1]))).collect()]
+    except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
+        return
+    found = parse_rows(rows)
+    logger.debug(
+        f"read {len(found)} recorded test result(s) of {key[1]} ahead of its tests in "
+        f"{time.monotonic() - started:.2f}s"
+    )
+    with _READ_LOCK:
+        _READ.setdefault(key, found)
+
+
 def recorded(query: Query, invocation: str, catalog: str, key: tuple[str, str]) -> Stored | None:
     """The newest result recorded for `key` in `catalog`'s store, as read by this invocation's
-    first test there. A store that cannot be read counts as empty: the test runs."""
+    first test there (or before it, prefetch). A store that cannot be read counts as empty:
+    the test runs."""
+    started = _PREFETCH.get((invocation, catalog))
+    if started is not None:
+        started.join()
     with _READ_LOCK:  # the other threads wait for the one read, then take its rows
         rows = _READ.get((invocation, catalog))
         if rows is None:
@@ -174,6 +214,11 @@ def end_invocation() -> list[Row]:
     with _BUFFER_LOCK:
         rows = list(_BUFFER)
         _BUFFER.clear()
+    with _READ_LOCK:
+        started = list(_PREFETCH.values())
+        _PREFETCH.clear()
+    for thread in started:  # a read still running would fill the next invocation's cache
+        thread.join()
     with _READ_LOCK:
         _READ.clear()
     return rows
