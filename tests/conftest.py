@@ -87,6 +87,7 @@ SLOW_FIRST = (
     "test_warm_engine.py",
     "test_catalogs.py",
     "test_community_packages.py",
+    "test_reuse_history.py",  # 4 to 6 minutes (a random history of builds, issue 61)
     "test_warm_rows.py",
     "test_embedded_concurrency.py",
     "test_embedded_pyiceberg.py",
