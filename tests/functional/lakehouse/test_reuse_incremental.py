@@ -41,6 +41,12 @@ SNAPSHOT_SQL = """
 select id, kind, amount from {{ source('raw', 'events') }}
 {% endsnapshot %}
 """
+# Rows written in the query: Spark's plan JSON leaves VALUES' rows out (reuse/inputs.py).
+CONSTANTS_SQL = """
+{{ config(materialized='table') }}
+select * from values {% if var('label', 'a') == 'a' %} (1, 'a') {% else %} (1, 'b') {% endif %}
+  as t(id, label)
+"""
 NODES = ("merged", "overwritten", "events_history")
 
 
@@ -69,7 +75,7 @@ class TestReusedIncrementalAndSnapshots:
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES_YML, "merged.sql": MERGED_SQL,
-                "overwritten.sql": OVERWRITTEN_SQL}  # fmt: skip
+                "overwritten.sql": OVERWRITTEN_SQL, "constants.sql": CONSTANTS_SQL}  # fmt: skip
 
     @pytest.fixture(scope="class")
     def snapshots(self):
@@ -127,3 +133,9 @@ class TestReusedIncrementalAndSnapshots:
         assert "settings changed" in found["overwritten"][1], found
         assert verdicts(run_dbt(["build", "-s", "overwritten"]))["overwritten"][0] == REUSED
         assert_equal_from_scratch(project)
+
+    def test_5_the_rows_of_values_are_part_of_the_query(self, project):
+        assert verdicts(run_dbt(["run", "-s", "constants"]))["constants"][0] == REUSED
+        found = verdicts(run_dbt(["run", "-s", "constants", "--vars", "{label: b}"]))
+        assert found["constants"] == ("success", "its query or settings changed"), found
+        expect(rows(project, "constants"), [(1, "b")])

@@ -100,3 +100,11 @@ def test_the_first_incremental_run_says_so_and_keeps_what_moved() -> None:
     plan = _first_incremental_run(RefreshPlan("rebuild", (SQL_CHANGED, moved)))
     assert plan.reasons == (FIRST_INCREMENTAL_RUN, moved)
     assert build_reasons(plan) == f"{FIRST_INCREMENTAL_RUN}; {moved}"
+
+
+def test_the_rows_of_constant_tables_are_part_of_the_digest() -> None:
+    """A VALUES list's rows are not in Spark's plan JSON; plan_inputs passes them apart."""
+    document = json.dumps({"class": "LocalRelation", "output": []})
+    assert plan_digest(document, ["[1,a]"]) != plan_digest(document, ["[1,b]"])
+    assert plan_digest(document, ["[1,a]"]) == plan_digest(document, ["[1,a]"])
+    assert plan_digest(document) == plan_digest(document, [])

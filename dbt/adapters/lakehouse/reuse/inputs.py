@@ -61,9 +61,13 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
     plans = [analyzed, *_scala_list(analyzed.subqueriesAll())]
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
+    # The rows of VALUES: the plan's JSON leaves a LocalRelation's data out.
+    constants: list[str] = []
     for plan in plans:
         for leaf in _scala_list(plan.collectLeaves()):
             kind = leaf.getClass().getSimpleName()
+            if kind == "LocalRelation":
+                constants.append(str(leaf.data().mkString("\n")))
             if kind in _CONSTANT_LEAVES:
                 continue
             found = _iceberg_table(leaf) if kind == "DataSourceV2Relation" else None
@@ -80,7 +84,7 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
         tuple(sorted(varying)),
-        plan_digest(document),
+        plan_digest(document, constants),
     )
 
 
@@ -114,11 +118,12 @@ _NONDETERMINISTIC = frozenset(
 )  # fmt: skip
 
 
-def plan_digest(document: str) -> str:
+def plan_digest(document: str, constants: list[str] | None = None) -> str:
     """The analyzed plan's JSON with the ids one analysis hands out renumbered in order of
     appearance, so two analyses of one query digest alike: expression ids (in `ExprId`
     objects, whose `jvmId` is dropped) and CTE ids (a definition's `id`, a reference's
-    `cteId`), each numbered apart."""
+    `cteId`), each numbered apart; with the rows of its constant tables (`constants`, in plan
+    order), which the JSON does not hold."""
     numbered: dict[str, dict[int, int]] = {"expr": {}, "cte": {}}
 
     def renumber(space: str, value: int) -> int:
@@ -142,6 +147,8 @@ def plan_digest(document: str) -> str:
         return out
 
     normalized = json.dumps(canonical(json.loads(document)), sort_keys=True)
+    if constants:
+        normalized += "\n" + json.dumps(constants)
     return hashlib.sha256(normalized.encode()).hexdigest()
 
 
