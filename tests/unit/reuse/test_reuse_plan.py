@@ -102,9 +102,11 @@ def test_the_first_incremental_run_says_so_and_keeps_what_moved() -> None:
     assert build_reasons(plan) == f"{FIRST_INCREMENTAL_RUN}; {moved}"
 
 
-def test_the_rows_of_constant_tables_are_part_of_the_digest() -> None:
+def test_what_the_leaves_are_is_part_of_the_digest() -> None:
     """A VALUES list's rows are not in Spark's plan JSON; plan_inputs passes them apart."""
     document = json.dumps({"class": "LocalRelation", "output": []})
     assert plan_digest(document, ["[1,a]"]) != plan_digest(document, ["[1,b]"])
     assert plan_digest(document, ["[1,a]"]) == plan_digest(document, ["[1,a]"])
     assert plan_digest(document) == plan_digest(document, [])
+    # Tables' names are not in it either (`"table": null`): `a EXCEPT b` is not `b EXCEPT a`.
+    assert plan_digest(document, ["c.s.a", "c.s.b"]) != plan_digest(document, ["c.s.b", "c.s.a"])

@@ -61,18 +61,20 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
     plans = [analyzed, *_scala_list(analyzed.subqueriesAll())]
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
-    # The rows of VALUES: the plan's JSON leaves a LocalRelation's data out.
-    constants: list[str] = []
+    # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
+    # has `"table": null`: `a EXCEPT b` and `b EXCEPT a` would digest alike), VALUES' rows.
+    leaves: list[str] = []
     for plan in plans:
         for leaf in _scala_list(plan.collectLeaves()):
             kind = leaf.getClass().getSimpleName()
             if kind == "LocalRelation":
-                constants.append(str(leaf.data().mkString("\n")))
+                leaves.append(str(leaf.data().mkString("\n")))
             if kind in _CONSTANT_LEAVES:
                 continue
             found = _iceberg_table(leaf) if kind == "DataSourceV2Relation" else None
             if isinstance(found, TableName):
                 tables[str(found)] = found
+                leaves.append(str(found))
             else:
                 untracked.append(found or f"reads {_KINDS.get(kind, f'a {kind}')}")
     document = analyzed.toJSON()
@@ -84,7 +86,7 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
         tuple(sorted(varying)),
-        plan_digest(document, constants),
+        plan_digest(document, leaves),
     )
 
 
@@ -118,12 +120,12 @@ _NONDETERMINISTIC = frozenset(
 )  # fmt: skip
 
 
-def plan_digest(document: str, constants: list[str] | None = None) -> str:
+def plan_digest(document: str, leaves: list[str] | None = None) -> str:
     """The analyzed plan's JSON with the ids one analysis hands out renumbered in order of
     appearance, so two analyses of one query digest alike: expression ids (in `ExprId`
     objects, whose `jvmId` is dropped) and CTE ids (a definition's `id`, a reference's
-    `cteId`), each numbered apart; with the rows of its constant tables (`constants`, in plan
-    order), which the JSON does not hold."""
+    `cteId`), each numbered apart; with what its leaves are (`leaves`, in plan order: tables'
+    names, VALUES' rows), which the JSON does not hold."""
     numbered: dict[str, dict[int, int]] = {"expr": {}, "cte": {}}
 
     def renumber(space: str, value: int) -> int:
@@ -147,8 +149,8 @@ def plan_digest(document: str, constants: list[str] | None = None) -> str:
         return out
 
     normalized = json.dumps(canonical(json.loads(document)), sort_keys=True)
-    if constants:
-        normalized += "\n" + json.dumps(constants)
+    if leaves:
+        normalized += "\n" + json.dumps(leaves)
     return hashlib.sha256(normalized.encode()).hexdigest()
 
 
