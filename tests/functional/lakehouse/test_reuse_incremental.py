@@ -47,6 +47,15 @@ CONSTANTS_SQL = """
 select * from values {% if var('label', 'a') == 'a' %} (1, 'a') {% else %} (1, 'b') {% endif %}
   as t(id, label)
 """
+# Four inputs: its build's record is more than java.util.Map.of's ten entries (iceberg/lineage.py).
+WIDE_SQL = """
+{{ config(materialized='table') }}
+select e.id, m.amount, o.total, c.label
+from {{ source('raw', 'events') }} e
+join {{ ref('merged') }} m on m.id = e.id
+join {{ ref('overwritten') }} o on o.kind = e.kind
+left join {{ ref('constants') }} c on c.id = e.id
+"""
 NODES = ("merged", "overwritten", "events_history")
 
 
@@ -75,7 +84,8 @@ class TestReusedIncrementalAndSnapshots:
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES_YML, "merged.sql": MERGED_SQL,
-                "overwritten.sql": OVERWRITTEN_SQL, "constants.sql": CONSTANTS_SQL}  # fmt: skip
+                "overwritten.sql": OVERWRITTEN_SQL, "constants.sql": CONSTANTS_SQL,
+                "wide.sql": WIDE_SQL}  # fmt: skip
 
     @pytest.fixture(scope="class")
     def snapshots(self):
@@ -139,3 +149,6 @@ class TestReusedIncrementalAndSnapshots:
         found = verdicts(run_dbt(["run", "-s", "constants", "--vars", "{label: b}"]))
         assert found["constants"] == ("success", "its query or settings changed"), found
         expect(rows(project, "constants"), [(1, "b")])
+        found = verdicts(run_dbt(["run", "-s", "wide"]))
+        assert found["wide"][0] == "success" and "constants moved from snapshot" in found["wide"][1]
+        assert verdicts(run_dbt(["run", "-s", "wide"]))["wide"][0] == REUSED

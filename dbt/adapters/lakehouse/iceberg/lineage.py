@@ -126,10 +126,19 @@ class _Reflected:
         if found is None:
             if len(self.maps) >= _MAPS_KEPT:
                 self.maps.clear()
-            flat = [item for pair in key for item in pair]
             assert self.iceberg is not None
-            found = self.maps[key] = self.iceberg.map_of(*flat)
+            if len(key) <= _MAP_OF_MOST:  # one round trip
+                found = self.iceberg.map_of(*[item for pair in key for item in pair])
+            else:  # a node's record beside lineage and its changes' entries: one per entry
+                found = self.iceberg.jvm.java.util.HashMap()
+                for name, value in key:
+                    found.put(name, value)
+            self.maps[key] = found
         return found
+
+
+# java.util.Map.of takes at most 10 pairs.
+_MAP_OF_MOST = 10
 
 
 _MAPS_KEPT = 512
