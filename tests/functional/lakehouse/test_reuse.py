@@ -176,7 +176,9 @@ class TestReusedTables:
         assert verdicts(run_dbt(["seed"]))["labels"][0] == REUSED
         assert snapshot_count(project, "labels") == before
         # `--show` prints a reused seed's rows (read from its CSV for that alone).
-        assert verdicts(run_dbt(["seed", "--show"]))["labels"][0] == REUSED
+        shown = run_dbt(["seed", "--show"])
+        assert verdicts(shown)["labels"][0] == REUSED
+        assert [tuple(r) for r in shown[0].agate_table.rows] == [("a", "Ay"), ("b", "Bee")]
         write_file(LABELS_CSV + "x,Ex\n", project.project_root, "seeds", "labels.csv")
         found = verdicts(run_dbt(["seed"]))
         assert found["labels"] == ("success", "its query or settings changed")

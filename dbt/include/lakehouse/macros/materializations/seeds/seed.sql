@@ -26,8 +26,13 @@
   {%- set reuse = adapter.reuse_seed_plan(target_relation, old_relation, model, full_refresh_mode,
                                           (pre_hooks + post_hooks) | length > 0) -%}
   {%- if reuse['reuse'] -%}
-    {#- dbt's seed task reads this result; its rows only for `dbt seed --show`. -#}
-    {%- do store_result('agate_table', response='OK', agate_table=(load_agate_table() if flags.SHOW else none)) -%}
+    {#- dbt's seed task reads this result; its rows only for `dbt seed --show`, sampled as a
+        load samples them (the file read as a build reads it; its temporary view dropped). -#}
+    {#- (`flags` in a materialization does not carry `--show`: the invocation's arguments do.) -#}
+    {%- set show = invocation_args_dict.get('show', false) -%}
+    {%- set shown = adapter.load_seed_file(model, view_name) if show else none -%}
+    {%- if shown is not none -%}{% do adapter.drop_temp_view(view_name) %}{%- endif -%}
+    {%- do store_result('agate_table', response='OK', agate_table=(shown.sample if shown is not none else (load_agate_table() if show else none))) -%}
     {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
     {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
     {{ return({'relations': [target_relation]}) }}
