@@ -39,13 +39,6 @@ class ReuseMethods(metaclass=AdapterMeta):
         )  # fmt: skip
 
     @available
-    def reuse_on(self: LakehouseAdapter, model: Any) -> bool:
-        """Whether reuse applies to the node at all (the switches): a materialization renders
-        what only a decision reads (an incremental model's CREATE, which may plan its query
-        for its columns) only then."""
-        return reuse.switch_of(self, model).on
-
-    @available
     def reuse_view_plan(
         self: LakehouseAdapter,
         relation: Any,

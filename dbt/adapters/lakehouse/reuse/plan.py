@@ -25,7 +25,7 @@ ALSO_WATCHED = ("grants", "persist_docs", "write_order_by", "contract")
 INCREMENTAL_SETTINGS = (
     "incremental_strategy", "unique_key", "incremental_predicates", "predicates",
     "merge_update_columns", "merge_exclude_columns", "on_schema_change", "latest_by",
-    "delete_condition", "partition_by", "format_version",
+    "delete_condition", "partition_by", "format_version", "table_properties",
 )  # fmt: skip
 SNAPSHOT_SETTINGS = (
     "strategy", "unique_key", "check_cols", "updated_at", "hard_deletes",

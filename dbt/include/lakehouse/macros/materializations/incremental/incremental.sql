@@ -33,9 +33,10 @@
     {%- do lakehouse_audit_prepare(target_relation) -%}
   {%- endif -%}
   {#- Reused (reuse/, docs/reuse.md): nothing it reads moved since its last build or run, and
-      its query and settings are those that build recorded: no statement, no commit, no hook. -#}
-  {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code,
-        create_table_as(False, target_relation, compiled_code) if model.language == 'sql' and adapter.reuse_on(model) else '',
+      its query and settings are those that build recorded: no statement, no commit, no hook.
+      Its settings stand for its statements (rendering its CREATE is not free of effects: in
+      an audited run it evolves the table for the branch). -#}
+  {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code, '',
         model, full_refresh_mode, (pre_hooks + post_hooks) | length > 0,
         'incremental' if incremental_run else 'full') -%}
   {%- if reuse['reuse'] -%}
