@@ -111,8 +111,15 @@ def short(unique_id: str) -> str:
     return unique_id.split(".")[2] if unique_id.count(".") >= 2 else unique_id
 
 
+def was_reused(result: dict) -> bool:
+    """A reused model, seed or snapshot has dbt's status `reused`; a reused test keeps its
+    PASS/WARN/FAIL and says so in its adapter_response."""
+    response = result.get("adapter_response") or {}
+    return result["status"] == "reused" or response.get("reused") is True
+
+
 def counts(results: list[dict]) -> str:
-    reused = sum(r["status"] == "reused" for r in results)
+    reused = sum(was_reused(r) for r in results)
     return f"{reused}/{len(results) - reused}"
 
 
@@ -120,7 +127,7 @@ def built_lines(results: list[dict]) -> list[str]:
     """The nodes a run built, each with its reuse_reason (none: reuse does not decide it)."""
     lines = []
     for r in results:
-        if r["status"] == "reused":
+        if was_reused(r):
             continue
         reason = (r.get("adapter_response") or {}).get("reuse_reason")
         lines.append(f"{short(r['unique_id'])} [{r['status']}]: {reason or 'no reuse decision'}")
@@ -192,7 +199,7 @@ def main() -> None:
                 unrelated_built[round_no] = [
                     f"{short(r['unique_id'])} [{r['status']}]"
                     for r in results
-                    if r["unique_id"] not in related and r["status"] != "reused"
+                    if r["unique_id"] not in related and not was_reused(r)
                 ]
             return sample
 
