@@ -66,8 +66,17 @@ def assert_rows_equal_queries(project) -> None:
         expect(rows(project, name), compiled_rows(project, name))
 
 
+class ReuseOnProfile:
+    """The test target with `reuse: true` (the reuse test classes share it)."""
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
+        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
+        return {"test": {"outputs": {"default": output}, "target": "default"}}
+
+
 @pytest.mark.only_profile("local", "s3_rest")
-class TestReusedTables:
+class TestReusedTables(ReuseOnProfile):
     @pytest.fixture(scope="class")
     def project_config_update(self, tmp_path_factory):
         import pyarrow as pa
@@ -76,11 +85,6 @@ class TestReusedTables:
         path = tmp_path_factory.mktemp("files") / "ids.parquet"
         pq.write_table(pa.table({"id": [1, 2]}), path)
         return {"models": {"+materialized": "table"}, "vars": {"parquet_path": str(path)}}
-
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
 
     @pytest.fixture(scope="class")
     def seeds(self):

@@ -14,15 +14,8 @@ import pytest
 from dbt.tests.util import run_dbt, write_file
 
 from functional.lakehouse.tables import expect, rows, snapshot_count, table
-from functional.lakehouse.test_reuse import REUSED, verdicts
+from functional.lakehouse.test_reuse import REUSED, SOURCES_YML, ReuseOnProfile, verdicts
 
-SOURCES_YML = """
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: events
-"""
 # Well-formed incremental models: a rerun over the same source leaves the same rows.
 MERGED_SQL = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}
@@ -75,12 +68,7 @@ def assert_equal_from_scratch(project) -> None:
 
 
 @pytest.mark.only_profile("local")
-class TestReusedIncrementalAndSnapshots:
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
-
+class TestReusedIncrementalAndSnapshots(ReuseOnProfile):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES_YML, "merged.sql": MERGED_SQL,

@@ -17,6 +17,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from functional.lakehouse.tables import table
+from functional.lakehouse.test_reuse import ReuseOnProfile
 
 SOURCES_YML = """
 sources:
@@ -98,12 +99,7 @@ def assert_same_results(found: dict) -> None:
 
 
 @pytest.mark.only_profile("local")
-class TestReusedDataTests:
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
-
+class TestReusedDataTests(ReuseOnProfile):
     @pytest.fixture(scope="class")
     def models(self):
         return {
