@@ -35,7 +35,7 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse import test_store
-from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
+from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, plan_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
     SNAPSHOT_SETTINGS,
@@ -74,13 +74,10 @@ def reuse_plan(
     table then, whose state is the record on its `main`."""
 
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
-        inputs = plan_inputs(spark, query)
-        if inputs.varying:
-            return f"non-deterministic ({', '.join(inputs.varying)})"
-        own = mode == INCREMENTAL_RUN
-        states, untracked = _states(adapter, read, inputs.tables, target, own)
-        if [*inputs.untracked, *untracked]:
-            return "; ".join([*inputs.untracked, *untracked])
+        tracked = tracked_inputs(adapter, spark, read, query, target, mode == INCREMENTAL_RUN)
+        if isinstance(tracked, str):
+            return tracked
+        inputs, states = tracked
         shape = statement_shape(statement, query)
         text = (shape, f"-- plan {inputs.digest}", also_watched(model, settings))
         return Identity(states, "\n".join(text), {MODE: mode} if mode else {})
@@ -257,12 +254,31 @@ def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str,
     return None
 
 
+def tracked_inputs(
+    adapter: LakehouseAdapter,
+    spark: Any,
+    read: metadata.Reader,
+    query: str,
+    target: TableName | None,
+    reads_itself: bool = False,
+) -> tuple[PlanInputs, list[UpstreamState]] | str:
+    """The query's plan inputs and each input's state now (a model's, a data test's), or why
+    they cannot tell whether its rows would be the same (the refusal's words)."""
+    inputs = plan_inputs(spark, query)
+    if inputs.varying:
+        return f"non-deterministic ({', '.join(inputs.varying)})"
+    states, untracked = _states(adapter, read, inputs.tables, target, reads_itself)
+    if [*inputs.untracked, *untracked]:
+        return "; ".join([*inputs.untracked, *untracked])
+    return inputs, states
+
+
 def _states(
     adapter: LakehouseAdapter,
     read: metadata.Reader,
     tables: tuple[TableName, ...],
-    target: Any,
-    reads_itself: bool = False,
+    target: TableName | None,
+    reads_itself: bool,
 ) -> tuple[list[UpstreamState], list[str]]:
     """Each input's state now, and why an input cannot be tracked. The node's own table is an
     input only of an incremental run, whose record on that table's `main` stands for it."""

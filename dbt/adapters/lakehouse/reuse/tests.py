@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
-from dbt.adapters.lakehouse.mv import metadata, reading
+from dbt.adapters.lakehouse.mv import metadata
 from dbt.adapters.lakehouse.mv.state import (
     BUILD_PREFIX,
     UpstreamState,
@@ -37,8 +36,13 @@ from dbt.adapters.lakehouse.mv.state import (
     recorded_of,
 )
 from dbt.adapters.lakehouse.reuse import test_store
-from dbt.adapters.lakehouse.reuse.adapter import built, node_of, refusal, session_refusal
-from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, plan_inputs
+from dbt.adapters.lakehouse.reuse.adapter import (
+    built,
+    node_of,
+    refusal,
+    session_refusal,
+    tracked_inputs,
+)
 from dbt.adapters.lakehouse.reuse.plan import build_reasons
 from dbt.adapters.lakehouse.reuse.test_store import Row, Stored
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict, take_verdict
@@ -139,13 +143,11 @@ def decide(
         why = session_refusal(spark)
         if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
-        inputs = plan_inputs(spark, query)
-        if inputs.varying:
-            why = f"non-deterministic ({', '.join(inputs.varying)})"
-            return built(invocation, node_id, f"not reusable: {why}")
-        states, untracked = _states(adapter, metadata.reader(spark, adapter._metadata_rows), inputs)
-    if untracked:
-        return built(invocation, node_id, "not reusable: " + "; ".join(untracked))
+        read = metadata.reader(spark, adapter._metadata_rows)
+        tracked = tracked_inputs(adapter, spark, read, query, None)
+    if isinstance(tracked, str):
+        return built(invocation, node_id, f"not reusable: {tracked}")
+    inputs, states = tracked
     identity = identity_text(inputs.digest, config, sql_header)
     catalog = str(model["database"])
     relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
@@ -160,19 +162,6 @@ def decide(
     with _LOCK:
         _PENDING[(invocation, node_id)] = _Pending(catalog, relation, record)
     return built(invocation, node_id, reason)
-
-
-def _states(
-    adapter: LakehouseAdapter, read: metadata.Reader, inputs: PlanInputs
-) -> tuple[list[UpstreamState], list[str]]:
-    states: list[UpstreamState] = []
-    untracked = list(inputs.untracked)
-    for table in inputs.tables:
-        try:
-            states.append(reading.upstream_state(adapter._metadata_rows, read, table))
-        except (RelationMissingError, NamespaceMissingError):
-            untracked.append(f"cannot read the metadata of {table}")
-    return states, untracked
 
 
 def finish(model: Any, response: Any, table: Any, reused: bool) -> Any:
