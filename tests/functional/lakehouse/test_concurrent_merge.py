@@ -1,7 +1,7 @@
 """Two separate `dbt run` processes merge into one incremental table at the same time.
 
 Each process has its own SparkSession and commits to the shared catalog (the REST catalog on
-`s3_rest`, the H2 catalog over AUTO_SERVER on `local`). The writers touch disjoint keys, so the
+`s3_rest`, the embedded SQLite catalog on `local`). The writers touch disjoint keys, so the
 right final table is known exactly: whichever commits second must either merge on top of the
 first (the adapter retries a lost commit race with the table re-read) or fail with the commit
 conflict message and change nothing. Nothing may be lost or doubled.

@@ -1,5 +1,4 @@
-"""`dbt-lakehouse catalog`: the embedded lakehouse's catalog as other tools open it, and
-`dbt-lakehouse catalog migrate`: moving an earlier release's H2 catalog to SQLite now."""
+"""`dbt-lakehouse catalog`: the embedded lakehouse's catalog as other tools open it."""
 
 from __future__ import annotations
 
@@ -12,13 +11,6 @@ def add_commands(commands: Any, profile_options: Any) -> None:
     catalog = commands.add_parser(
         "catalog", help="print the pyiceberg settings of the project's embedded lakehouse"
     )
-    catalog.add_argument(
-        "action",
-        nargs="?",
-        choices=["show", "migrate"],
-        default="show",
-        help="show (default): the settings; migrate: move an H2 catalog to SQLite now",
-    )
     catalog.add_argument("--project-dir", help="the dbt project (default: the current folder)")
     catalog.add_argument("--json", action="store_true", help="the settings as one JSON object")
     profile_options(catalog)
@@ -27,12 +19,10 @@ def add_commands(commands: Any, profile_options: Any) -> None:
 
 def _catalog(args: argparse.Namespace) -> int:
     from dbt.adapters.lakehouse.cli.main import fail
-    from dbt.adapters.lakehouse.embedded.h2_migration import h2_file, migrate_if_needed
     from dbt.adapters.lakehouse.embedded.pyiceberg_catalog import (
         embedded_catalog_of,
         pyiceberg_properties,
     )
-    from dbt.adapters.lakehouse.engine.launch import java_executable
 
     try:
         catalog = embedded_catalog_of(
@@ -40,20 +30,6 @@ def _catalog(args: argparse.Namespace) -> int:
         )
     except Exception as exc:  # the profile or the depot: their messages name the fix
         return fail("catalog", str(getattr(exc, "msg", None) or exc))
-    if args.action == "migrate":
-        if catalog.database_file.exists():
-            where = h2_file(catalog.folder)
-            what = f"; {where} is left as it is" if where.exists() else ""
-            print(f"{catalog.database_file} is already the SQLite catalog{what}.")
-            return 0
-        if not h2_file(catalog.folder).exists():
-            return fail("catalog migrate", f"{catalog.folder} has no H2 catalog to move.")
-        try:
-            migrated = migrate_if_needed(catalog, java_executable())
-        except Exception as exc:
-            return fail("catalog migrate", str(getattr(exc, "msg", None) or exc))
-        print(migrated.line() if migrated else f"{catalog.database_file} was made meanwhile.")
-        return 0
     properties = pyiceberg_properties(catalog)
     if args.json:
         print(json.dumps({"name": catalog.name, "type": "sql", **properties}))

@@ -7,8 +7,7 @@ JdbcCatalog and the xerial SQLite driver; pyiceberg's SqlCatalog opens the same 
 JVM (pyiceberg_catalog.py). SQLite's own file locks serialise the writers, so no process owns the
 file and none has to outlive a dbt command.
 
-Before a session starts, `prepare_catalog` makes sure the file exists: created with its tables, or
-moved over from the H2 catalog an earlier release kept in the same folder (h2_migration.py).
+Before a session starts, `prepare_catalog` makes sure the file exists, created with its tables.
 """
 
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import (

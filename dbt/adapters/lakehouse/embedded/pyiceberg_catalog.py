@@ -9,7 +9,6 @@ per catalog name, and another name shows an empty catalog.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import (
     BUSY_TIMEOUT_SECONDS,
     EmbeddedCatalog,
+    prepare_catalog,
 )
 
 if TYPE_CHECKING:
@@ -92,17 +92,12 @@ def open_catalog(
     `open_catalog(warehouse="path/to/lakehouse_warehouse")` for a folder without its project
     (`name`: the profile's `database`). `profile_options` are embedded_catalog_of's
     (profiles_dir, profile, target). The catalog file is created when the warehouse has none,
-    and an earlier release's H2 catalog is moved over first, as a dbt command would."""
+    as a dbt command would."""
     from pyiceberg.catalog.sql import SqlCatalog
-
-    from dbt.adapters.lakehouse.embedded.h2_migration import migrate_if_needed
-    from dbt.adapters.lakehouse.engine.launch import java_executable
 
     if warehouse is not None:
         catalog = EmbeddedCatalog(name=name, warehouse=Path(warehouse).expanduser().resolve())
     else:
         catalog = embedded_catalog_of(project_dir, **profile_options)
-    migrated = migrate_if_needed(catalog, java_executable())
-    if migrated is not None:
-        logging.getLogger(__name__).warning(migrated.line())
+    prepare_catalog(catalog)
     return SqlCatalog(catalog.name, **pyiceberg_properties(catalog))

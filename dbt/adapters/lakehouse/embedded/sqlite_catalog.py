@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,17 +34,6 @@ CATALOG_DDL = (
     "property_key VARCHAR(255), property_value VARCHAR(1000), "
     "PRIMARY KEY (catalog_name, namespace, property_key))",
 )
-TABLE_COLUMNS = (
-    "catalog_name",
-    "table_namespace",
-    "table_name",
-    "metadata_location",
-    "previous_metadata_location",
-    "iceberg_type",
-)
-NAMESPACE_COLUMNS = ("catalog_name", "namespace", "property_key", "property_value")
-
-Rows = list[tuple[str | None, ...]]
 
 
 @dataclass(frozen=True)
@@ -77,32 +65,28 @@ def connect(database: Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Co
     return sqlite3.connect(database, timeout=timeout)
 
 
-def prepare_catalog(
-    catalog: EmbeddedCatalog, migrate: Callable[[Path], tuple[Rows, Rows] | None] | None = None
-) -> tuple[Rows, Rows] | None:
-    """Make the catalog file exist. `migrate(folder)` returns the rows of an earlier catalog to
-    copy in (h2_migration.py), or None when there is none. Returns the rows copied when this
-    process created the file from them, else None (the file existed, or another process won)."""
+def prepare_catalog(catalog: EmbeddedCatalog) -> bool:
+    """Make the catalog file exist. True when this process created it; False when it existed or
+    another process made it first."""
     target = catalog.database_file
     if target.exists():
-        return None
+        return False
     catalog.folder.mkdir(parents=True, exist_ok=True)
-    rows = migrate(catalog.folder) if migrate is not None else None
     partial = catalog.folder / f".{SQLITE_FILE}.{os.getpid()}.partial"
     partial.unlink(missing_ok=True)
     try:
-        _build(partial, rows)
+        _build(partial)
         try:
             os.link(partial, target)
         except FileExistsError:
-            return None  # another process made it first: the same rows, already in place
+            return False  # another process made it first: the same empty catalog
         _sync_folder(catalog.folder)
-        return rows
+        return True
     finally:
         partial.unlink(missing_ok=True)
 
 
-def _build(database: Path, rows: tuple[Rows, Rows] | None) -> None:
+def _build(database: Path) -> None:
     with contextlib.closing(connect(database)) as con:
         # WAL: readers (every loadTable) never wait for a writer, and a writer never for them.
         # The mode is kept in the file, so every later opener uses it.
@@ -110,18 +94,6 @@ def _build(database: Path, rows: tuple[Rows, Rows] | None) -> None:
         with con:
             for ddl in CATALOG_DDL:
                 con.execute(ddl)
-            if rows is not None:
-                tables, namespaces = rows
-                con.executemany(
-                    f"INSERT INTO iceberg_tables ({', '.join(TABLE_COLUMNS)}) "
-                    f"VALUES ({', '.join('?' * len(TABLE_COLUMNS))})",
-                    tables,
-                )
-                con.executemany(
-                    f"INSERT INTO iceberg_namespace_properties ({', '.join(NAMESPACE_COLUMNS)}) "
-                    f"VALUES ({', '.join('?' * len(NAMESPACE_COLUMNS))})",
-                    namespaces,
-                )
     # Closing the last connection checkpointed the WAL into the file and removed it.
 
 

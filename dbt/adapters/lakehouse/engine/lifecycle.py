@@ -154,7 +154,7 @@ class _Engine:
             check_master_reachable(spec.master, addresses=master_addresses_of(spec))
         keep_minutes = keep_warm_minutes(spec.master, spec.keep_warm_minutes)
         if spec.embedded_catalog is not None:
-            prepare_embedded_catalog(spec.embedded_catalog, java)
+            prepare_embedded_catalog(spec.embedded_catalog)
         if keep_minutes > 0:
             spark = self._attach(spec, java, keep_minutes)
         else:

@@ -2,7 +2,7 @@
 
 A catalog that cannot be used should fail the start with its reason, not some model later: the
 catalogs with secrets are loaded at once, the glue catalog's AWS keys are set where the AWS SDK
-reads them first, and the embedded catalog's SQLite file is made (or moved over from H2) before
+reads them first, and the embedded catalog's SQLite file is made before
 the session starts and loaded as it does.
 """
 
@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.embedded import EmbeddedCatalog
-from dbt.adapters.lakehouse.embedded.h2_migration import migrate_if_needed
+from dbt.adapters.lakehouse.embedded import EmbeddedCatalog, prepare_catalog
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
 from dbt.adapters.lakehouse.engine.role_conf import ROLE_SYSTEM_PROPERTIES
 from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
@@ -114,19 +113,16 @@ def load_catalogs_with_secrets(spark: SparkSession, spec: EngineSpec) -> None:
             ) from None
 
 
-def prepare_embedded_catalog(catalog: EmbeddedCatalog, java: str | None) -> None:
-    """Before Spark starts: the catalog file exists, moved over from H2 if the warehouse has an
-    earlier release's catalog; that move is said in one line."""
+def prepare_embedded_catalog(catalog: EmbeddedCatalog) -> None:
+    """Before Spark starts: the catalog file exists."""
     try:
-        migrated = migrate_if_needed(catalog, java)
+        prepare_catalog(catalog)
     except OSError as exc:
         raise EngineSetupError(
             f"The embedded lakehouse catalog {catalog.database_file} could not be created: "
             f"{exc}. Fix: make {catalog.folder} writable for this user, and check free disk "
             "space."
         ) from None
-    if migrated is not None:
-        logger.info(migrated.line())
 
 
 def open_embedded_catalog(spark: SparkSession, catalog: EmbeddedCatalog) -> None:

@@ -5,14 +5,13 @@ Every jar comes from its home, Maven Central: the Iceberg Spark runtime and `ice
 with the AWS SDK v1 bundle it was built against (S3 through s3a), `hadoop-azure` of the same
 Hadoop (ADLS Gen2 through ABFS) and `iceberg-azure-bundle` (the Azure SDK for ADLSFileIO),
 Hadoop's GCS connector and `iceberg-gcp-bundle` (GCS), the SQLite JDBC driver (the embedded
-catalog's store) and the H2 one (jdbc depots on H2 files, and moving an earlier release's H2
-embedded catalog to SQLite). Where Maven Central cannot be reached, each set but the cloud SDKs,
-hadoop-azure, the GCS connector and SQLite has a fallback through another registry (docs/runtime.md,
-"Jars"): the Iceberg runtime from a PyPI wheel, H2 from Debian's `libh2-java`, s3a from a PyPI
-sdist. Each fetched jar is checked against a pinned SHA-256 before it is cached; a present,
-verified jar is never fetched again. Every cached jar can be replaced by a file of the user's
-through an env variable, and a profile that names `spark.jars.packages` coordinates for a set
-replaces it (Spark resolves those).
+catalog's store) and the H2 one (jdbc depots on H2 files). Where Maven Central cannot be
+reached, each set but the cloud SDKs, hadoop-azure, the GCS connector and SQLite has a fallback
+through another registry (docs/runtime.md, "Jars"): the Iceberg runtime from a PyPI wheel, H2
+from Debian's `libh2-java`, s3a from a PyPI sdist. Each fetched jar is checked against a pinned
+SHA-256 before it is cached; a present, verified jar is never fetched again. Every cached jar
+can be replaced by a file of the user's through an env variable, and a profile that names
+`spark.jars.packages` coordinates for a set replaces it (Spark resolves those).
 """
 
 from dbt.adapters.lakehouse.engine.jars.cache import (

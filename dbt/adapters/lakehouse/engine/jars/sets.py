@@ -364,8 +364,7 @@ CACHED_JARS: dict[str, CachedJarSet] = {
 
 # What the embedded lakehouse (a profile with no depot) loads: the Iceberg runtime and the
 # SQLite driver of its catalog. README command 1 fetches these alone; a depot's other sets are
-# fetched when a session first needs them, or all ahead by `dbt-lakehouse install` (H2 too,
-# which only moving an earlier release's catalog over needs: embedded/h2_migration.py).
+# fetched when a session first needs them, or all ahead by `dbt-lakehouse install`.
 EMBEDDED_NEEDS: tuple[str, ...] = ("iceberg", "sqlite")
 
 # `spark.jars.packages` coordinates (group:artifact prefixes) that replace a set: Spark resolves

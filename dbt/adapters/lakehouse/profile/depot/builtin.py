@@ -36,11 +36,10 @@ def _embedded_depot(warehouse: str | None, ctx: _Context) -> Depot:
         project_dir = ctx.getenv("DBT_PROJECT_DIR")
         base = _absolute(project_dir, ctx.cwd, ctx.home) if project_dir else ctx.cwd
         path = base / DEFAULT_WAREHOUSE_DIR
-    if "?" in str(path) or ";" in str(path):
+    if "?" in str(path):
         raise DepotConfigError(
-            f"The embedded lakehouse folder cannot contain '?' or ';' (the SQLite driver reads "
-            f"'?' as the start of its URL options, H2 read ';' so); got {path}. Accepted: a "
-            "folder path without them."
+            f"The embedded lakehouse folder cannot contain '?' (the SQLite driver reads it as "
+            f"the start of its URL options); got {path}. Accepted: a folder path without it."
         )
     storage = LocalStorage(path)
     catalog = CatalogSpec(
