@@ -357,7 +357,10 @@ class TestMaterializedViews:
 
 
 # What the catalog and storage change: the record committed through the REST catalog (table
-# properties, the build's snapshot summary) and the metadata tables read from S3.
+# properties, the build's snapshot summary) and the metadata tables read from S3, by every
+# kind of refresh (CREATE, NO CHANGE, INSERT, MERGE by a MERGE statement and by a rewrite,
+# REFRESH). Which kind a history calls for, and the rows, are test_materialized_view_properties.py's
+# random histories, on `local`.
 @pytest.mark.only_profile("s3_rest")
 class TestMaterializedViewOnRestCatalog:
     @pytest.fixture(scope="class")
@@ -369,6 +372,10 @@ class TestMaterializedViewOnRestCatalog:
         return {
             "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
             "value_totals.sql": VALUE_TOTALS_SQL,
+            "value_totals_by_merge.sql": VALUE_TOTALS_SQL.replace(
+                "materialized='materialized_view'",
+                "materialized='materialized_view', mv_regroup_max_bytes=0",
+            ),
         }
 
     def test_build_noop_and_refresh(self, project):
@@ -387,10 +394,26 @@ class TestMaterializedViewOnRestCatalog:
         assert [tuple(r) for r in shown.results[0].agate_table.rows] == [("stale", 1)]
         results = run_dbt(["run"])
         codes = {r.node.name: r.adapter_response["code"] for r in results.results}
-        assert codes == {"my_materialized_view": "INSERT", "value_totals": "MERGE"}, codes
+        totals = ("value_totals", "value_totals_by_merge")
+        assert codes == {"my_materialized_view": "INSERT", **dict.fromkeys(totals, "MERGE")}, codes
         expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300), (4, 400)])
-        expect(rows(project, "value_totals"), [(0, 600, 2), (1, 400, 2)])
-        # The record went through the REST catalog in the rows' own commit.
-        committed = committed_record(project, "value_totals")
+        for name in totals:
+            expect(rows(project, name), [(0, 600, 2), (1, 400, 2)])
+        records_committed(project, ("my_materialized_view", *totals))
+        # An update: every view rebuilt whole.
+        project.run_sql(f"update {table(project, 'my_seed')} set value = 101 where id = 1")
+        results = run_dbt(["run"])
+        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
+        assert set(codes.values()) == {"REFRESH"}, codes
+        expect(rows(project, "my_materialized_view"), [(1, 101), (2, 200), (3, 300), (4, 400)])
+        for name in totals:
+            expect(rows(project, name), [(0, 600, 2), (1, 401, 2)])
+        records_committed(project, ("my_materialized_view", *totals))
+
+
+def records_committed(project, names: tuple[str, ...]) -> None:
+    """Each view's record went through the REST catalog in its rows' own commit."""
+    for name in names:
+        committed = committed_record(project, name)
         assert committed[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
-        assert committed == properties(project, "value_totals")
+        assert committed == properties(project, name)
