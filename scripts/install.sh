@@ -9,7 +9,7 @@
 # needs them, or all ahead by `dbt-lakehouse install`.
 # LAKEHOUSE_SPARK_LINE picks the engine line (docs/engine-lines.md): 4.1, the default (PySpark
 # 4.1, Scala 2.13, Java 17+), or 3.5; its jars follow the installed PySpark.
-# LAKEHOUSE_DBT_LINE picks dbt-core (docs/dbt-versions.md): 1.12, the default, or 1.11.
+# LAKEHOUSE_DBT_LINE picks dbt-core (docs/dbt-versions.md): 1.12, the default, 1.13 or 1.11.
 # LAKEHOUSE_EXTRAS adds the package's extras to the virtualenv (install-tests.sh: dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,13 +24,17 @@ case "$SPARK_LINE" in
   *) echo "LAKEHOUSE_SPARK_LINE=$SPARK_LINE: the engine lines are 4.1 (the default) and 3.5" >&2; exit 2 ;;
 esac
 DBT_LINE=${LAKEHOUSE_DBT_LINE:-1.12}
-# The newest dbt-core 1.12 that installs from the package registries alone (below).
+# The newest dbt-core 1.12 and 1.13 that install from the package registries alone (below);
+# 1.13 is in beta: 1.13.0b1 was its newest release on PyPI on 2026-12-02.
 DBT_CORE_112=1.12.6
+DBT_CORE_113=1.13.0b1
 # The installer of the virtualenv's packages (below), from PyPI.
 UV_VERSION=0.9.30
 case "$DBT_LINE" in
-  1.11|1.12) ;;
-  *) echo "LAKEHOUSE_DBT_LINE=$DBT_LINE: the dbt lines are 1.12 (the default) and 1.11" >&2; exit 2 ;;
+  1.11) DBT_CORE=1.11 ;;
+  1.12) DBT_CORE=$DBT_CORE_112 ;;
+  1.13) DBT_CORE=$DBT_CORE_113 ;;
+  *) echo "LAKEHOUSE_DBT_LINE=$DBT_LINE: the dbt lines are 1.12 (the default), 1.13 and 1.11" >&2; exit 2 ;;
 esac
 step_start=$SECONDS
 step_done() { echo "    ($(( SECONDS - step_start )) s)"; step_start=$SECONDS; }
@@ -75,8 +79,12 @@ fi
 # lines, the extras, pyproject.toml's dependencies). The install is editable, so a change to the
 # code needs none; a change to the dependencies changes the stamp. Deleting the stamp file
 # forces a reinstall.
+# 1.13's stamp names its pinned release, so moving the pin (the beta, then 1.13.0 and on)
+# reinstalls; 1.11 and 1.12 keep the stamp their virtualenvs already have.
 stamp_key() {
-  echo "spark=$SPARK_LINE dbt=$DBT_LINE extras=$1 $(sha256sum pyproject.toml | cut -c1-16)"
+  local dbt=$DBT_LINE
+  [ "$DBT_LINE" = 1.13 ] && dbt="$DBT_LINE($DBT_CORE)"
+  echo "spark=$SPARK_LINE dbt=$dbt extras=$1 $(sha256sum pyproject.toml | cut -c1-16)"
 }
 STAMP="$VENV/.dbt-lakehouse-installed"
 installed_for() { [ -f "$STAMP" ] && grep -qxF "$(stamp_key "$1")" "$STAMP"; }
@@ -108,21 +116,36 @@ else
   if [ "$DBT_LINE" = 1.11 ]; then
     "${PIP[@]}" -e "$TARGET" "pyspark==$SPARK_LINE.*" "dbt-core==1.11.*"
   else
-    # dbt-core 1.12.1 and later require dbt-core-experimental-parser>=2.0.0b1, whose releases
-    # are sdists that download a binary from outside the package registries when built. 1.12.0
-    # takes 2.0.0a4, which PyPI has as wheels: everything resolves with it (the two
-    # requirements 1.12.x added among it), then dbt-core alone moves to the newest 1.12
-    # (--no-deps). dbt runs that parser only behind --use-v2-parser (off by default), so
-    # `pip check` names it and nothing else does.
+    # dbt-core 1.12.1 and later (1.13 too) require dbt-core-experimental-parser>=2.0.0b1, whose
+    # releases are sdists that download a binary from outside the package registries when
+    # built. 1.12.0 takes 2.0.0a4, which PyPI has as wheels: everything resolves with it (the
+    # requirements the newer release added among it: 1.12.x's metricflow and
+    # opentelemetry-api, 1.13's dbt-state, all wheels on PyPI), then dbt-core alone moves to
+    # the line's newest release (--no-deps). dbt runs that parser only behind --use-v2-parser
+    # (off by default), so `pip check` names it and nothing else does.
+    ADDED=("metricflow>=0.213.0,<1.0" "opentelemetry-api>=1.26,<2.0")
+    # dbt-state: the plugin of dbt's paid state service, loaded only with --manage-state.
+    [ "$DBT_LINE" = 1.13 ] && ADDED+=("dbt-state>=2.18,<3.0")
     "${PIP[@]}" -e "$TARGET" "pyspark==$SPARK_LINE.*" \
-      "dbt-core==1.12.0" "dbt-core-experimental-parser==2.0.0a4" \
-      "metricflow>=0.213.0,<1.0" "opentelemetry-api>=1.26,<2.0"
-    "${PIP[@]}" --no-deps "dbt-core==$DBT_CORE_112"
+      "dbt-core==1.12.0" "dbt-core-experimental-parser==2.0.0a4" "${ADDED[@]}"
+    "${PIP[@]}" --no-deps "dbt-core==$DBT_CORE"
+  fi
+  # dbt-core before 1.13 loads every installed plugin (a dbt_* module) with no opt-in, so a
+  # dbt-state left by the 1.13 line would run under 1.11 or 1.12, and on this adapter, which it
+  # does not know, its warning fails every command under --warn-error (docs/dbt-versions.md).
+  if [ "$DBT_LINE" != 1.13 ] && "$VENV/bin/python" -c \
+    'import importlib.util, sys; sys.exit(importlib.util.find_spec("dbt_state") is None)'; then
+    "$VENV/bin/uv" pip uninstall -q --python "$VENV/bin/python" dbt-state
   fi
   # Byte-compiled now, as pip does for a wheel: an editable install otherwise compiles on first
   # import, and with PYTHONDONTWRITEBYTECODE set it would do so in every dbt command (~0.3 s each).
   "$VENV/bin/python" -m compileall -q dbt >/dev/null
-  { [ -f "$STAMP" ] && cat "$STAMP"; stamp_key "$EXTRAS"; } | sort -u >"$STAMP.new"
+  # Earlier lines of the stamp stay only where they name the same lines and dependencies (the
+  # same packages with other extras): a virtualenv moved to another dbt line (CI's second one
+  # did, from 1.11 to 1.13) no longer counts as installed for the line it had.
+  key=$(stamp_key "$EXTRAS")
+  { [ -f "$STAMP" ] && awk -v key="$key" 'BEGIN { split(key, k, " ") }
+      $1 == k[1] && $2 == k[2] && $4 == k[4]' "$STAMP"; echo "$key"; } | sort -u >"$STAMP.new"
   mv "$STAMP.new" "$STAMP"
   echo "    $VENV: $(du -sh "$VENV" | cut -f1)"
   step_done
