@@ -40,12 +40,13 @@ fi
 CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py
   tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge)
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
-# The other lines, Spark 3.5 with dbt-core 1.11, in a second virtualenv (docs/engine-lines.md):
-# the unit tests, then a named subset of what differs by line: the sample's first build, S3
-# through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and Spark
-# Connect 3.5 (another server and another way of computing a merge's rows once).
+# The other lines, Spark 3.5 with dbt-core 1.13 (the next dbt line, in beta; docs/dbt-versions.md),
+# in a second virtualenv (docs/engine-lines.md): the unit tests, then a named subset of what
+# differs by line: the sample's first build, S3 through Hadoop 3.3's s3a on the AWS SDK v1 (its
+# landing and its error texts), and Spark Connect 3.5 (another server and another way of
+# computing a merge's rows once).
 OTHER=.venv-spark35
-LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.11 bash scripts/install-tests.sh
+LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.13 bash scripts/install-tests.sh
 "$OTHER/bin/pytest" tests/unit -q
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
   tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \
