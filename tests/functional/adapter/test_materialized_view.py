@@ -1,8 +1,11 @@
 """dbt's own materialized-view suite (dbt-tests-adapter `materialized_view/basic.py`), with the
 four hooks it leaves to the adapter. `materialized_view/changes.py` does not apply: it needs an
 ALTER path for some setting changes, and every setting change here is a rebuild
-(docs/materialized-views.md). On `local` and `s3_rest` (the REST catalog on S3), where the
-record is committed and the relation type read through another catalog."""
+(docs/materialized-views.md). On `local` only: its steps replace relations of one type by
+another and count rows, the same on any catalog; on `s3_rest`, test_relations.py's
+TestChangeRelationTypes replaces tables and views through the REST catalog, and
+test_materialized_views.py's TestMaterializedViewOnRestCatalog commits and reads a view's record
+there through every kind of refresh."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ def _name(relation: BaseRelation) -> str:
     return f"`{relation.database}`.`{relation.schema}`.`{relation.identifier}`"
 
 
-@pytest.mark.only_profile("local", "s3_rest")
+@pytest.mark.only_profile("local")
 class TestMaterializedViewBasic(MaterializedViewBasic):
     @pytest.fixture(scope="function", autouse=True)
     def setup(self, project, my_materialized_view):
