@@ -245,6 +245,10 @@ def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str,
             return built(invocation, node_id, f"not reusable: {decided.why_off}")
         return {"reuse": False, "reason": ""}
     mark_reused_results()
+    if _building_empty():
+        # Its rows are none, not a build's: recording them would let the next run reuse an
+        # empty seed (a model's query under --empty differs, a seed's content does not).
+        return built(invocation, node_id, "not reusable: --empty (the run builds no rows)")
     if model.get("language") == "python":
         why = "a Python model (its rows are whatever its code returns)"
         return built(invocation, node_id, f"not reusable: {why}")
@@ -252,6 +256,12 @@ def refusal(adapter: LakehouseAdapter, model: Any, has_hooks: bool) -> dict[str,
         why = "it has pre- or post-hooks (set reuse: true on it to reuse it anyway)"
         return built(invocation, node_id, f"not reusable: {why}")
     return None
+
+
+def _building_empty() -> bool:
+    from dbt.flags import get_flags
+
+    return bool(getattr(get_flags(), "EMPTY", False))
 
 
 def tracked_inputs(
