@@ -1,6 +1,7 @@
 """A file depot as most people first write one: a folder that does not exist yet and a hadoop
 catalog, as the profile's depot and as a mounted one. Its first `dbt debug` creates both
-folders, and a build, a rerun and a `--full-refresh` leave the same rows in each. A read-only
+folders, and a build and a `--full-refresh` leave the same rows in each (for a table, a
+rerun without reuse runs the full refresh's statements, so it is not run here too). A read-only
 mount's missing folder is named, not created. Each table takes its table defaults from the depot
 it is in: the profile's depot sets `tableFormats: [iceberg, delta]`, the mounted one
 `formatVersion: 3`.
@@ -97,7 +98,7 @@ def test_a_fresh_file_depot_and_mount_work_from_the_first_command(tmp_path: Path
     assert debug.returncode == 0, output[-3000:]
     assert "Namespace does not exist" not in output
     assert (tmp_path / "new" / "lake").is_dir() and (tmp_path / "new" / "raw").is_dir()
-    for args in (["build"], ["build"], ["build", "--full-refresh"]):
+    for args in (["build"], ["build", "--full-refresh"]):
         built = dbt(project, *args)
         output = built.stdout + built.stderr
         # PASS=4: two models and the two data tests that fail on any other rows.
