@@ -169,8 +169,10 @@ def _decide(
     plan = plan_refresh(record, states, [], identity.text, config, full_refresh, check_built=False)
     if plan.action == "noop" and altered:
         plan = RefreshPlan("rebuild", (altered,))
-    if plan.action == "rebuild" and entries and entries.get(MODE) != identity.extra.get(MODE):
-        plan = _first_incremental_run(plan)
+    if plan.action != "create" and entries and entries.get(MODE) != identity.extra.get(MODE):
+        # Another of its two queries built it (a full build, an incremental run): built, even
+        # when the two read alike (no is_incremental() branch), as docs/reuse.md says.
+        plan = _first_incremental_run(plan if plan.action == "rebuild" else RefreshPlan("rebuild"))
     if plan.action == "noop":
         reason = "nothing it reads moved; its query and settings are unchanged"
         record_verdict(invocation, node_id, True, reason)
