@@ -22,8 +22,7 @@
         are those of the build its table's main holds; nothing runs, not even its hooks. -#}
     {%- set reuse = adapter.reuse_plan(target_relation, old_relation, compiled_code, build_sql, model, should_full_refresh(), (pre_hooks + post_hooks) | length > 0) -%}
     {%- if reuse['reuse'] -%}
-      {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-      {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+      {%- do lakehouse_reused(target_relation) -%}
       {{ return({'relations': [target_relation]}) }}
     {%- endif -%}
     {{ run_hooks(pre_hooks) }}

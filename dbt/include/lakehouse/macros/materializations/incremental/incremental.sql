@@ -40,8 +40,7 @@
         model, full_refresh_mode, (pre_hooks + post_hooks) | length > 0,
         'incremental' if incremental_run else 'full') -%}
   {%- if reuse['reuse'] -%}
-    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {%- do lakehouse_reused(target_relation) -%}
     {{ return({'relations': [target_relation]}) }}
   {%- endif -%}
 

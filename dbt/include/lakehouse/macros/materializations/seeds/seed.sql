@@ -33,8 +33,7 @@
     {%- set shown = adapter.load_seed_file(model, view_name) if show else none -%}
     {%- if shown is not none -%}{% do adapter.drop_temp_view(view_name) %}{%- endif -%}
     {%- do store_result('agate_table', response='OK', agate_table=(shown.sample if shown is not none else (load_agate_table() if show else none))) -%}
-    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {%- do lakehouse_reused(target_relation) -%}
     {{ return({'relations': [target_relation]}) }}
   {%- endif -%}
 

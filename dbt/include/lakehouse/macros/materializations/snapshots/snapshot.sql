@@ -16,8 +16,7 @@
   {%- set reuse = adapter.reuse_plan(this.incorporate(type='table'), existing, model['compiled_code'], '',
         model, false, (pre_hooks + post_hooks) | length > 0, 'snapshot') -%}
   {%- if reuse['reuse'] -%}
-    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-    {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
+    {%- do lakehouse_reused(this.incorporate(type='table')) -%}
     {{ return({'relations': [this.incorporate(type='table')]}) }}
   {%- endif -%}
   {%- set result = materialization_snapshot_default() -%}
