@@ -95,7 +95,8 @@ def node_results(project: Path) -> dict[str, dict]:
     path = project / BUILD_RESULTS
     if not path.exists():
         return {}
-    return {r["unique_id"].split(".")[-1]: r for r in json.loads(path.read_text())["results"]}
+    # model.stacked.f_rec, test.stacked.unique_stg_s00_id.6a9fb0fb21: the name is the third part
+    return {r["unique_id"].split(".")[2]: r for r in json.loads(path.read_text())["results"]}
 
 
 def print_slowest(ours: dict[str, dict], duck: dict[str, dict]) -> None:
