@@ -52,9 +52,10 @@ class LakehouseConfig(AdapterConfig):
         shape, e.g. {warn_after: {count: 12, period: hour}, error_after: {count: 1, period:
         day}}, judged by `lakehouse.mv_status` and `dbt-lakehouse mv status` (mv/freshness.py;
         not dbt's model `freshness`, which is `build_after`).
-    reuse: bool; `table` models, seeds and views. true: reused as its last build left it
-        when nothing it reads moved and its definition is unchanged (reuse/, docs/reuse.md),
-        also with hooks; false: always built. LAKEHOUSE_REUSE=on|off sets it for a whole run.
+    reuse: bool; every SQL node that writes or reads tables (the profile's `reuse`, true by
+        default, when unset). true: reused as its last build left it when nothing it reads
+        moved and its definition is unchanged (reuse/, docs/reuse.md), also with hooks;
+        false: always built. LAKEHOUSE_REUSE=on|off sets it for a whole run.
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None

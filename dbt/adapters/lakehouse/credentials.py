@@ -105,9 +105,9 @@ class LakehouseCredentials(Credentials):
     write_audit_publish: bool = False
     # Attribution tags on every Spark job and Iceberg commit of a node (report/tags.py).
     query_tags: dict[str, Any] | None = None
-    # Reuse a table model, seed or view whose inputs and definition did not move (reuse/); off until
-    # every kind of node is covered (docs/reuse.md).
-    reuse: bool = False
+    # Reuse a node (table, incremental, snapshot, seed, view, data test) whose inputs and
+    # definition did not move since its recorded build (reuse/, docs/reuse.md).
+    reuse: bool = True
 
     _ALIASES = {"catalog": "database", "namespace": "schema"}
 

@@ -12,29 +12,34 @@ from dbt.tests.adapter.persist_docs.test_persist_docs import (
     BasePersistDocsQuotedDescriptionNotAppliedOnMismatch,
 )
 
+from functional.rebuilds import BuildsEveryRun
+
 # Comments and column docs reach a table through the same ALTER statements on every catalog:
 # the embedded lakehouse only (CI time; docs/tests.md).
 pytestmark = pytest.mark.only_profile("local")
+# The classes building every run rerun unchanged models to see the warnings a build gives.
 
 
 class TestPersistDocs(BasePersistDocs):
     pass
 
 
-class TestPersistDocsColumnMissing(BasePersistDocsColumnMissing):
+class TestPersistDocsColumnMissing(BuildsEveryRun, BasePersistDocsColumnMissing):
     pass
 
 
-class TestPersistDocsAllColumnsMissing(BasePersistDocsAllColumnsMissing):
+class TestPersistDocsAllColumnsMissing(BuildsEveryRun, BasePersistDocsAllColumnsMissing):
     pass
 
 
-class TestPersistDocsQuotedColumnCaseSensitive(BasePersistDocsQuotedColumnCaseSensitive):
+class TestPersistDocsQuotedColumnCaseSensitive(
+    BuildsEveryRun, BasePersistDocsQuotedColumnCaseSensitive
+):
     pass
 
 
 class TestPersistDocsQuotedDescriptionNotAppliedOnMismatch(
-    BasePersistDocsQuotedDescriptionNotAppliedOnMismatch
+    BuildsEveryRun, BasePersistDocsQuotedDescriptionNotAppliedOnMismatch
 ):
     pass
 

@@ -153,7 +153,9 @@ class _CatalogProject:
         """One `dbt build`; every node passes except, without views, the view, which fails
         with the adapter's explanation."""
         results, stdout = run_dbt_and_capture(["build", *args], expect_pass=self.views)
-        statuses = {r.node.name: str(r.status) for r in results}
+        # A reused node (nothing it reads moved, docs/reuse.md: here the view, whose definition
+        # the rerun leaves as it was) passes as a built one does.
+        statuses = {r.node.name: str(r.status).replace("reused", "success") for r in results}
         expected = {
             "plain": "success",
             "merged": "success",

@@ -16,6 +16,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from functional.lakehouse.tables import current_snapshot, rows, table
+from functional.rebuilds import BuildsEveryRun
 
 SEED_CSV = """id,customer,amount,updated_at
 1,alice,10,2024-01-01 00:00:00
@@ -92,7 +93,8 @@ def history(
     )
 
 
-class TestCommitLineage:
+# Each build's commits are checked, the rerun's too: built every run.
+class TestCommitLineage(BuildsEveryRun):
     @pytest.fixture(scope="class")
     def seeds(self) -> dict[str, str]:
         return {"lineage_seed.csv": SEED_CSV}

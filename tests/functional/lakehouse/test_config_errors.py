@@ -12,6 +12,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import current_snapshot, expect, rows
+from functional.rebuilds import BuildsEveryRun
 
 pytestmark = pytest.mark.only_profile("local")
 
@@ -40,7 +41,8 @@ def failed_output(args: list[str]) -> str:
     return output_text(output)
 
 
-class TestConfigColumnErrors:
+# A rerun with nothing moved is what reads the misspelled config: built every run.
+class TestConfigColumnErrors(BuildsEveryRun):
     @pytest.fixture(scope="class")
     def models(self):
         return {"merged.sql": MERGE_SQL}

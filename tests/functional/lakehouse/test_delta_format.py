@@ -34,6 +34,7 @@ from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
 from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import table
+from functional.rebuilds import BuildsEveryRun
 
 APP_ID = "dbt-lakehouse/iceberg"
 DUAL = {"+table_formats": ["iceberg", "delta"]}
@@ -362,7 +363,8 @@ SEQUENCE = {
 STORAGE_SEQUENCE = ("raw", "tbl", "app", "mrg", "iov")
 
 
-class TestDualFormatSequence:
+# Every run's writes are mirrored and their failures injected: built every run.
+class TestDualFormatSequence(BuildsEveryRun):
     @pytest.fixture(scope="class")
     def sequence(self, request: pytest.FixtureRequest) -> dict[str, list[str]]:
         if request.config.getoption("--profile") == "local":

@@ -64,6 +64,9 @@ def write_project(root: Path) -> Path:
         "warehouse": str(root / "warehouse"),
         "threads": 2,
         "spark": {"master": "local[2]", "driver_memory": "2g"},
+        # Each round's build must run on Comet to be compared: a reused node would be the
+        # JVM's rows read back, not Comet's.
+        "reuse": False,
     }
     outputs = {"comet": {**target, "engine": {"native": "comet"}}, "jvm": target}
     (root / "profiles.yml").write_text(

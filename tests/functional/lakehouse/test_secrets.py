@@ -18,6 +18,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from dbt.adapters.lakehouse.engine.launch import spark_log_path
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from functional.lakehouse.dbt_output import output_text
+from functional.rebuilds import BuildsEveryRun
 
 GOOD_SQL = "select 1 as id, 'ok' as note"
 # Fails in Spark (a missing table), after the depot's catalog has been used.
@@ -25,7 +26,8 @@ BAD_SQL = "select * from {{ target.database }}.{{ target.schema }}.no_such_table
 
 
 @pytest.mark.only_profile("s3_rest")
-class TestSecretsStayHidden:
+# Its control run must write with the searched secrets, not reuse: built every run.
+class TestSecretsStayHidden(BuildsEveryRun):
     @pytest.fixture(scope="class")
     @classmethod
     def models(cls) -> dict[str, str]:

@@ -9,6 +9,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from functional.lakehouse.dbt_output import output_text
+from functional.rebuilds import BuildsEveryRun
 
 TRICKY_CSV = """id,name,note,amount,joined
 1,O'Brien,"says ""hi"", then leaves",10.50,2024-01-02
@@ -22,7 +23,8 @@ lines, caf\u00e9 \U0001f600",back\\slash 'quoted',7,2024-03-01
 # Values and the reseed's one commit are the same statements on any storage and catalog (CI
 # time): the s3_rest tests' projects each seed through their catalog.
 @pytest.mark.only_profile("local")
-class TestSeedValuesArriveIntact:
+# A reseed of the same CSV is a new commit here: built every run.
+class TestSeedValuesArriveIntact(BuildsEveryRun):
     @pytest.fixture(scope="class")
     def seeds(self):
         return {"tricky.csv": TRICKY_CSV}
@@ -93,7 +95,8 @@ def _spark_value(value, sql_type):
 # agate. Off the embedded lakehouse the seed lands as any table does, which the s3_rest tests'
 # projects (each with a seed) check (CI time).
 @pytest.mark.only_profile("local", "cluster")
-class TestSeedsReadBySparkMatchAgate:
+# Its rerun reads the CSV through agate again (the log line it checks): built every run.
+class TestSeedsReadBySparkMatchAgate(BuildsEveryRun):
     """A seed Spark reads itself gives the table dbt's agate path gives: same types, same rows."""
 
     @pytest.fixture(scope="class")

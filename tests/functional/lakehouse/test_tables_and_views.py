@@ -13,6 +13,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from functional.rebuilds import BuildsEveryRun
 
 ALL_TRANSFORMS_SQL = """
 {{ config(
@@ -68,7 +69,8 @@ def partition_spec(metadata: dict) -> list[tuple[str, str]]:
     return [(names[f["source-id"]], f["transform"]) for f in spec["fields"]]
 
 
-class TestEveryTransformLandsInThePartitionSpec:
+# Its rerun of an unchanged model is a rebuild (CREATE OR REPLACE keeps spec and history).
+class TestEveryTransformLandsInThePartitionSpec(BuildsEveryRun):
     @pytest.fixture(scope="class")
     def models(self):
         return {"all_transforms.sql": ALL_TRANSFORMS_SQL}
@@ -265,7 +267,8 @@ GRANTED_VIEW_SQL = (
 # On `local` only: what a grants config does is the adapter's own, the same on every catalog;
 # the warning's words for a REST depot are tests/unit/models/test_grants.py's.
 @pytest.mark.only_profile("local")
-class TestGrantsAreReportedNotApplied:
+# The rerun's grants warning is a rebuild's: built every run.
+class TestGrantsAreReportedNotApplied(BuildsEveryRun):
     """No Iceberg catalog takes grants through open-source Spark: each run builds the models
     and warns once for the catalog, naming it, its kind and where access is managed."""
 
