@@ -6,7 +6,6 @@ Secrets never live here as plain fields worth printing: an inline depot may carr
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -18,24 +17,37 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.engine.jars.lines import engine_label
 from dbt.adapters.lakehouse.engine.native import NATIVE_ENGINES, native_status
 from dbt.adapters.lakehouse.engine.runtime import is_connect_master
+from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
+from dbt.adapters.lakehouse.profile.depot.paths import DEFAULT_WAREHOUSE_DIR
 from dbt.adapters.lakehouse.report.tags import tag_problems
 
 DEFAULT_CATALOG_NAME = "lakehouse"
-DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
 # Upper bound for commit_retries: the backoff caps at 8 s a try, so 20 tries is minutes of
 # waiting already; more hides a writer that will never win.
 MAX_COMMIT_RETRIES = 20
 
 
-def unknown_key_problems(given: Iterable[Any], accepted: Iterable[str], where: str) -> list[str]:
-    """One problem per key not in `accepted`, naming the nearest accepted key when one is close."""
-    accepted = sorted(accepted)
-    problems = []
-    for key in sorted(str(k) for k in given if k not in accepted):
-        nearest = difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
-        hint = f" Did you mean '{nearest[0]}'?" if nearest else ""
-        problems.append(f"Unknown {where} key '{key}'.{hint} Accepted: {', '.join(accepted)}.")
-    return problems
+# What catalogs.yml mounted on a target (catalogs/register.py) is kept on the credentials object,
+# beside the `depots` it changed, so a second adapter made from the same config sees it too. Its
+# type and reader are here, below catalogs/, because `connection_info` lists it.
+CATALOGS_RECORD = "_lakehouse_catalogs_yml"
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One catalogs.yml integration as mounted: its Spark catalog and its `depots:` entry (None
+    for the embedded lakehouse, which is the profile's own catalog)."""
+
+    name: str
+    label: str
+    catalog_type: str
+    spark_catalog: str
+    entry: dict[str, Any] | None
+
+
+def registered(credentials: Any) -> dict[str, Registered]:
+    """The catalogs.yml integrations mounted on these credentials, by name."""
+    return dict(getattr(credentials, CATALOGS_RECORD, None) or {})
 
 
 @dataclass
@@ -205,8 +217,6 @@ class LakehouseCredentials(Credentials):
         )
         # dbt hashes these to decide whether a partial parse holds: a node's catalog_name became
         # its Spark catalog at parse, so a changed catalogs.yml must parse the project again.
-        from dbt.adapters.lakehouse.catalogs.register import registered
-
         catalogs = sorted(f"{r.name}: {r.spark_catalog}" for r in registered(self).values())
         if catalogs:
             yield "catalogs", ", ".join(catalogs)

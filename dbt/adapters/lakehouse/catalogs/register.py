@@ -7,13 +7,13 @@ entry may not take the profile's `database`, a name its `depots:` mounts, or ano
 Spark catalog. dbt may add an integration twice to the same credentials (the adapter registered
 twice with one config): the same entry again changes nothing.
 
-What was registered is kept on the credentials object itself (`registered`), beside the
-`depots` it changed, so a second adapter made from the same config sees it too.
+What was registered is kept on the credentials object itself (`registered`, in
+credentials.py, which lists it in `connection_info`), beside the `depots` it changed, so a
+second adapter made from the same config sees it too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +25,9 @@ from dbt_common.exceptions import DbtConfigError
 
 from dbt.adapters.lakehouse.catalogs.integrations import LakehouseCatalogIntegration
 from dbt.adapters.lakehouse.catalogs.translate import EMBEDDED
+from dbt.adapters.lakehouse.credentials import CATALOGS_RECORD, Registered, registered
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.mounts import resolve_mounted_depots
-
-_RECORD = "_lakehouse_catalogs_yml"
-
-
-@dataclass(frozen=True)
-class Registered:
-    """One catalogs.yml integration as mounted: its Spark catalog and its `depots:` entry (None
-    for the embedded lakehouse, which is the profile's own catalog)."""
-
-    name: str
-    label: str
-    catalog_type: str
-    spark_catalog: str
-    entry: dict[str, Any] | None
 
 
 class DuplicateCatalogError(DbtCatalogIntegrationAlreadyExistsError):
@@ -49,11 +36,6 @@ class DuplicateCatalogError(DbtCatalogIntegrationAlreadyExistsError):
     def __init__(self, catalog_name: str, msg: str) -> None:
         self.catalog_name = catalog_name
         DbtConfigError.__init__(self, msg)
-
-
-def registered(credentials: Any) -> dict[str, Registered]:
-    """The catalogs.yml integrations mounted on these credentials, by name."""
-    return dict(getattr(credentials, _RECORD, None) or {})
 
 
 def mount_origins(credentials: Any) -> dict[str, str]:
@@ -81,7 +63,7 @@ def register(credentials: Any, integration: LakehouseCatalogIntegration, project
         _check_resolves(credentials, new, integration.keys.type)
         credentials.depots = {**(credentials.depots or {}), spark_catalog: entry}
     record[new.name] = new
-    setattr(credentials, _RECORD, record)
+    setattr(credentials, CATALOGS_RECORD, record)
 
 
 def _invalid(new: Registered | LakehouseCatalogIntegration, text: str) -> Exception:

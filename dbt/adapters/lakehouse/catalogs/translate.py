@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.catalogs.volume import ACCEPTED_VOLUMES, volume_spec
-from dbt.adapters.lakehouse.credentials import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
+from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS
 
 EMBEDDED = "embedded"

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dbt.adapters.lakehouse.credentials import unknown_key_problems
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
 
 # The long form of an entry: {depot: <dataos://name | inline depot | env>, read_only: ..., ...}
 MOUNT_KEYS = ("depot", "read_only", "aws_region", "aws_endpoint")

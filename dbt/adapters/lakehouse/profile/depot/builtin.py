@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbt.adapters.lakehouse.credentials import DEFAULT_WAREHOUSE_DIR
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import BUSY_TIMEOUT_SECONDS, catalog_jdbc_url
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.model import (
@@ -23,7 +22,11 @@ from dbt.adapters.lakehouse.profile.depot.model import (
     _Context,
 )
 from dbt.adapters.lakehouse.profile.depot.parse import _Draft, _valid_bucket
-from dbt.adapters.lakehouse.profile.depot.paths import _absolute, _local_folder
+from dbt.adapters.lakehouse.profile.depot.paths import (
+    DEFAULT_WAREHOUSE_DIR,
+    _absolute,
+    _local_folder,
+)
 from dbt.adapters.lakehouse.profile.depot.precedence import _finish
 
 

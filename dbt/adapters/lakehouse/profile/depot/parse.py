@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbt.adapters.lakehouse.credentials import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
 from dbt.adapters.lakehouse.profile.depot.azure import check_account, check_container
+from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")

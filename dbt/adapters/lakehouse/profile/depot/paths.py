@@ -14,6 +14,10 @@ from urllib.parse import unquote, urlsplit
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.model import _SCHEME_RE, LocalStorage, _Context
 
+# The embedded lakehouse's folder in the project when neither `warehouse` nor
+# LAKEHOUSE_WAREHOUSE names one (builtin.py); the credentials name it in `dbt debug`.
+DEFAULT_WAREHOUSE_DIR = "lakehouse_warehouse"
+
 
 def _local_folder(given: str, where: str, ctx: _Context) -> Path:
     if given.lower().startswith("file:"):
