@@ -130,13 +130,7 @@ class LakehouseAdapter(
         return catalogs.get_integration(self, name)  # type: ignore[no-any-return]
 
     def bridge_v2_catalog(self, catalog: CatalogV2) -> CatalogIntegrationConfig:
-        return catalogs.bridged_v2(super().bridge_v2_catalog(catalog))
-
-    def _v2_table_format(self, catalog: CatalogV2) -> str:
-        return catalogs.v2_table_format(catalog.table_format.value)
-
-    def _translate_v2_properties(self, catalog_type: str, props: dict[str, Any]) -> dict[str, Any]:
-        return catalogs.v2_properties(props)
+        return catalogs.V2Bridge().bridge_v2_catalog(catalog)
 
     @available
     def catalog_database_of(self, node: Any, custom_database_name: str | None = None) -> Any:

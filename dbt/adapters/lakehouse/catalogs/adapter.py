@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.base import BaseAdapter
 from dbt.adapters.capability import Capability, CapabilitySupport, Support
 from dbt.adapters.catalogs import (
     CatalogIntegration,
@@ -80,6 +81,30 @@ def get_integration(adapter: LakehouseAdapter, name: str, subject: str | None = 
     except DbtCatalogIntegrationNotFoundError:
         known = sorted(registered(adapter.config.credentials))
         raise UnknownCatalogError(name, known, subject) from None
+
+
+class V2Bridge:
+    """A catalogs.yml v2 catalog bridged to a write integration's config: dbt-adapters' own bridge
+    (BaseAdapter.bridge_v2_catalog) over this adapter's hooks. It reads no adapter state, so the
+    early engine start (early.py) bridges with it while dbt is still making the adapter, and the
+    adapter's bridge_v2_catalog is this one: the catalogs layer needs no adapter to bridge."""
+
+    def type(self) -> str:
+        return "lakehouse"
+
+    def _v2_to_v1_type(self, catalog_type: str) -> str:
+        # dbt-adapters' default, written out: a dbt-adapters without v2 has no such method to
+        # borrow at import, and each v2 catalog type is a v1 one of the same name here.
+        return catalog_type
+
+    def _v2_table_format(self, catalog: Any) -> str:
+        return v2_table_format(catalog.table_format.value)
+
+    def _translate_v2_properties(self, catalog_type: str, props: dict[str, Any]) -> dict[str, Any]:
+        return v2_properties(props)
+
+    def bridge_v2_catalog(self, catalog: Any) -> V2IntegrationConfig:
+        return bridged_v2(BaseAdapter.bridge_v2_catalog(self, catalog))  # type: ignore[arg-type]
 
 
 def bridged_v2(config: Any) -> V2IntegrationConfig:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from dbt.adapters.lakehouse.catalogs.adapter import V2Bridge
 from dbt.adapters.lakehouse.catalogs.integrations import (
     CATALOG_INTEGRATIONS,
     LakehouseCatalogIntegration,
@@ -30,11 +31,9 @@ def with_project_catalogs(
     project = command_project(project_root, project_flags)
     if not project.catalogs_file.is_file():
         return credentials
-    from dbt.adapters.lakehouse.impl import LakehouseAdapter
-
-    # Bridging a v2 catalog reads no adapter state (the adapter's type and its v2 hooks), and
-    # the adapter that dbt makes is still being constructed here.
-    bridge = object.__new__(LakehouseAdapter)
+    # The adapter that dbt makes is still being constructed here: v2 catalogs are bridged
+    # without it, as the adapter itself bridges them.
+    bridge = V2Bridge()
     classes = {c.catalog_type: c for c in CATALOG_INTEGRATIONS}
     copy = replace(credentials)
     for config in project_integrations(bridge, project):
