@@ -40,7 +40,7 @@ from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_C
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
 from dbt.adapters.lakehouse.report.native import node_share
-from dbt.adapters.lakehouse.report.response import response_fields
+from dbt.adapters.lakehouse.report.response import cost_fields, response_fields
 from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
 from dbt.adapters.lakehouse.report.statements import read_phases
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags
@@ -305,6 +305,16 @@ class LakehouseConnectionManager(SQLConnectionManager):
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
         fields.update(take_verdict(get_invocation_id(), handle.name))
         return LakehouseAdapterResponse(**fields)
+
+    def node_costs(self) -> dict[str, Any]:
+        """The running node's Spark jobs and wall-time split (report/), for a node whose
+        response stays its main statement's (a data test)."""
+        from dbt_common.invocation import get_invocation_id
+
+        handle: LakehouseHandle = self.get_thread_connection().handle
+        work = take_work(get_invocation_id(), handle.name)
+        read_phases(work.statements)
+        return cost_fields(work, node_jobs(handle.spark, handle.job_group))
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:

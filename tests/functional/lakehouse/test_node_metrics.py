@@ -77,6 +77,14 @@ select * from values
 {% if var('round', 1) == 1 %}(1, 'a'), (2, 'b'){% else %}(1, 'a2'), (2, 'b'), (3, 'c'){% endif %}
   as t(id, v)
 """,
+    # A data test: its query's jobs and planning are in its response too.
+    "tests.yml": """
+models:
+  - name: t_table
+    columns:
+      - name: id
+        data_tests: [unique]
+""",
 }
 SNAPSHOT = """
 {% snapshot snap %}
@@ -169,8 +177,8 @@ class TestNodeMetrics:
             assert table_node["snapshots"][0]["statement"] == "create", made
             assert made["rewrite"] == "replace" and made["mirror"].startswith("delta "), made
             assert table_node["files_removed"] >= 2, table_node  # the two files compacted
-            # The run's summary, after dbt's totals: its 8 nodes (10 are shown at most).
-            summary = output[output.index("Where the time went (8 nodes, by Spark task time)") :]
+            # The run's summary, after dbt's totals: its 9 nodes (10 are shown at most).
+            summary = output[output.index("Where the time went (9 nodes, by Spark task time)") :]
             assert "inc_merge" in summary and "t_table" in summary, summary
         self._jobs_and_commits_name_the_node(project)
 
@@ -267,15 +275,14 @@ def _wall_split_sums(
 ) -> None:
     """Each node's planning, jobs and catalog time fit in its wall time (dbt's own work is the
     rest); a view runs no job and takes catalog round trips; a table's CTAS plans, runs jobs
-    and commits."""
+    and commits; a data test plans and runs its query's jobs."""
     found = json.loads((root / "target" / "run_results.json").read_text())
     for result in found["results"]:
         response, wall = result["adapter_response"], result["execution_time"]
-        if "planning_seconds" not in response:
-            assert result["unique_id"].startswith("test."), (where, result)
-            continue
         parts = [response[f"{k}_seconds"] for k in ("planning", "jobs", "catalog")]
         assert all(p >= 0 for p in parts) and sum(parts) <= wall + 0.05, (where, result)
+        if result["unique_id"].startswith("test."):
+            assert response["spark_jobs"] >= 1 and parts[0] > 0 and parts[1] > 0, (where, result)
     responses = _responses(root)
     view, ctas = responses[view_name], responses[table]
     assert view["jobs_seconds"] == 0 and view["catalog_seconds"] > 0, (where, view)

@@ -97,8 +97,10 @@ def test_a_nodes_statements_are_timed_and_read_when_it_reports(
     clock.checked()
     clock.fetched()  # after the commit's check: the statement's end stays
     assert clock.entry is not None and clock.entry.end_ms >= clock.entry.start_ms
-    # A test reports nothing: its statements are not timed.
-    assert statements.StatementClock(spark, "test.p.not_null", commits=False).entry is None
+    # A data test reports its costs (reuse/tests.py); a unit test and an operation do not.
+    assert statements.StatementClock(spark, "test.p.not_null", commits=False).entry
+    assert statements.StatementClock(spark, "unit_test.p.m.t", commits=False).entry is None
+    assert statements.StatementClock(spark, "operation.p.o", commits=False).entry is None
     [timed] = work.take("inv-t", "model.p.m").statements
     assert timed is clock.entry and timed.phases == ()
     statements.read_phases([timed])

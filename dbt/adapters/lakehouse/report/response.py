@@ -57,14 +57,22 @@ def response_fields(
              "statement": c.statement}
             for c in work.commits
         ]  # fmt: skip
-    if jobs is not None:
-        fields["spark_jobs"] = jobs.jobs
-        fields["spark_seconds"] = round(jobs.task_seconds, 3)
-        # Where its wall time went (timing.py); the report gives dbt the rest of the node's.
-        split = node_split(work.statements, jobs.spans)
-        fields["planning_seconds"] = round(split.planning, 3)
-        fields["jobs_seconds"] = round(split.jobs, 3)
-        fields["catalog_seconds"] = round(split.catalog, 3)
+    fields.update(cost_fields(work, jobs))
     if native is not None:
         fields["native"] = native.fields()
     return fields
+
+
+def cost_fields(work: NodeWork, jobs: JobsDone | None) -> dict[str, Any]:
+    """The node's Spark jobs, their task time and where its wall time went (timing.py; the
+    report gives dbt the rest of the node's); none where Spark cannot say (Connect)."""
+    if jobs is None:
+        return {}
+    split = node_split(work.statements, jobs.spans)
+    return {
+        "spark_jobs": jobs.jobs,
+        "spark_seconds": round(jobs.task_seconds, 3),
+        "planning_seconds": round(split.planning, 3),
+        "jobs_seconds": round(split.jobs, 3),
+        "catalog_seconds": round(split.catalog, 3),
+    }

@@ -1,12 +1,13 @@
 """Each statement a node runs, timed for the node's wall-time split (timing.py says how).
 
 The cursor starts a clock around each statement of a node whose materialization reports
-(models, seeds, snapshots; tests report nothing): the statement's start and end on this
-machine's clock, and its `QueryPlanningTracker` (the Spark object that times its parsing,
-analysis, optimization and planning), kept as a reference and read once, when the node
-reports: a query's tracker gains its optimization and planning when its rows are fetched.
-That costs two py4j calls per statement and two more per statement at the node's end.
-A Spark Connect client has no tracker to read: no clock runs and the split is left out.
+(models, seeds, snapshots, and data tests through their reuse hook, reuse/tests.py): the
+statement's start and end on this machine's clock, and its `QueryPlanningTracker` (the Spark
+object that times its parsing, analysis, optimization and planning), kept as a reference and
+read once, when the node reports: a query's tracker gains its optimization and planning when
+its rows are fetched. That costs two py4j calls per statement and two more per statement at
+the node's end. A Spark Connect client has no tracker to read: no clock runs and the split is
+left out.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from dbt.adapters.lakehouse.report import work
 from dbt.adapters.lakehouse.report.timing import StatementTime, parse_phases
 
 logger = AdapterLogger("Lakehouse")
-# The nodes whose materialization calls node_response (macros/materializations/report.sql).
-REPORTED_TYPES = frozenset({"model", "seed", "snapshot"})
+# The nodes whose materialization reports its costs: node_response (macros/materializations/
+# report.sql), a data test's node_costs (macros/materializations/test.sql).
+REPORTED_TYPES = frozenset({"model", "seed", "snapshot", "test"})
 
 
 def now_ms() -> float:

@@ -37,9 +37,10 @@ class TestReuseMethods(metaclass=AdapterMeta):
 
     @available
     def reuse_test_done(self, model: Any, response: Any, table: Any, reused: bool) -> Any:
-        """The test's response carrying its verdict; an executed test's result kept for the
-        store."""
-        return tests.finish(model, response, table, reused)
+        """The test's response carrying its verdict and costs; an executed test's result kept
+        for the store."""
+        costs = self.connections.node_costs()  # type: ignore[attr-defined]
+        return tests.finish(model, response, table, reused, costs)
 
     def cleanup_connections(self) -> None:
         """The invocation's end (dbt calls it after the last node): its tests' results are

@@ -164,9 +164,10 @@ def decide(
     return built(invocation, node_id, reason)
 
 
-def finish(model: Any, response: Any, table: Any, reused: bool) -> Any:
-    """The test's response with its verdict (`reused`, `reuse_reason`); an executed test's
-    result buffered for the store (written at the invocation's end)."""
+def finish(model: Any, response: Any, table: Any, reused: bool, costs: Mapping[str, Any]) -> Any:
+    """The test's response with its verdict (`reused`, `reuse_reason`) and `costs` (its Spark
+    jobs and wall-time split, report/response.py); an executed test's result buffered for the
+    store (written at the invocation's end)."""
     invocation, node_id, _ = node_of(model)
     with _LOCK:
         pending = _PENDING.pop((invocation, node_id), None)
@@ -182,7 +183,7 @@ def finish(model: Any, response: Any, table: Any, reused: bool) -> Any:
                 dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
             )
         )
-    verdict = take_verdict(invocation, node_id)
+    verdict = {**take_verdict(invocation, node_id), **costs}
     if not verdict:
         return response
     if hasattr(response, "reuse_reason"):
