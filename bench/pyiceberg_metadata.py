@@ -104,7 +104,7 @@ print("FIGURES " + json.dumps({"ready": ready, "ops": figures}))
 HISTORY_THROUGH_SPARK = """
 import argparse, sys
 from dbt.adapters.lakehouse.cli.history import _read_with_spark
-from dbt.adapters.lakehouse.cli.main import load_resolved
+from dbt.adapters.lakehouse.cli.common import load_resolved
 from dbt.adapters.lakehouse.iceberg.history import (
     history_rows, main_ancestors, render_table, table_name)
 args = argparse.Namespace(profiles_dir=sys.argv[1], profile=None, target=None)

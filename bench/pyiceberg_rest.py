@@ -58,7 +58,7 @@ SECRET_ENV = {
 RESOLVE = """
 import argparse, json, sys, time
 started = time.perf_counter()
-from dbt.adapters.lakehouse.cli.main import load_resolved
+from dbt.adapters.lakehouse.cli.common import load_resolved
 resolved, chosen = load_resolved(
     "bench", argparse.Namespace(profiles_dir=sys.argv[1], profile=None, target=None))
 catalog_name, schema, t_name = chosen.credentials.database, sys.argv[2], sys.argv[3]

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from dbt.adapters.lakehouse.cli.common import fail
+
 
 def add_commands(commands: Any, profile_options: Any) -> None:
     catalog = commands.add_parser(
@@ -18,7 +20,6 @@ def add_commands(commands: Any, profile_options: Any) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> int:
-    from dbt.adapters.lakehouse.cli.main import fail
     from dbt.adapters.lakehouse.embedded.pyiceberg_catalog import (
         embedded_catalog_of,
         pyiceberg_properties,

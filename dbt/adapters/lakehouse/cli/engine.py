@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.lakehouse.cli.common import fail, load_resolved
 from dbt.adapters.lakehouse.engine.warm.folder import (
     engine_folders,
     read_private_json,
@@ -47,7 +48,6 @@ def add_commands(commands: Any, profile_options: Any) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from dbt.adapters.lakehouse.cli.main import fail, load_resolved
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
     from dbt.adapters.lakehouse.engine.warm.identity import keep_warm_minutes
 

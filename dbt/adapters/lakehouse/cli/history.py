@@ -14,6 +14,8 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.lakehouse.cli.common import fail, load_resolved, one_line
+
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.engine.spec import EngineSpec
     from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile
@@ -33,7 +35,6 @@ class _TableMissing(Exception):
 
 def _history(args: argparse.Namespace) -> int:
     """Print a table's commits, newest first, with the dbt run and node behind each."""
-    from dbt.adapters.lakehouse.cli.main import _one_line, fail, load_resolved
     from dbt.adapters.lakehouse.iceberg.history import (
         history_rows,
         main_ancestors,
@@ -64,7 +65,7 @@ def _history(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail("history", str(exc))
     except Exception as exc:  # the depot or the engine: their messages name the fix
-        return fail("history", scrub(_one_line(getattr(exc, "msg", None) or exc), hidden))
+        return fail("history", scrub(one_line(getattr(exc, "msg", None) or exc), hidden))
     if not commits:
         print(f"{table} has no commits yet.")
         return 0

@@ -9,9 +9,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from dbt.adapters.lakehouse.cli.catalog import add_commands as catalog_commands
+from dbt.adapters.lakehouse.cli.common import add_profile_options, fail
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.cli.history import add_commands as history_commands
 from dbt.adapters.lakehouse.cli.mv import add_commands as mv_commands
@@ -105,53 +105,6 @@ def _report(args: argparse.Namespace) -> int:
         Path(args.html).write_text(render_html(ranked, title))
         print(f"page written to {args.html}")
     return 0
-
-
-def load_resolved(command: str, args: argparse.Namespace) -> Any:
-    """The profile `args` name, resolved, and which profile and target it is; or the exit code
-    after printing why it could not be."""
-    from dbt.adapters.lakehouse.profile.resolved import resolve_profile
-    from dbt.adapters.lakehouse.profile.secrets import scrub
-    from dbt.adapters.lakehouse.profile.user_profile import (
-        ProfileError,
-        default_profiles_dir,
-        load_profile,
-    )
-
-    profiles_dir = (
-        Path(args.profiles_dir).expanduser()
-        if args.profiles_dir
-        else default_profiles_dir(os.environ, Path.cwd(), Path.home())
-    )
-    try:
-        chosen = load_profile(profiles_dir, args.profile, args.target)
-    except (ProfileError, ValueError) as exc:
-        return fail(command, str(exc))
-    try:
-        resolved = resolve_profile(chosen.credentials)
-    except Exception as exc:  # the depot: its message names the fix
-        return fail(command, scrub(_one_line(getattr(exc, "msg", None) or exc), []))
-    return resolved, chosen
-
-
-def add_profile_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--profiles-dir",
-        help="folder of profiles.yml (default: DBT_PROFILES_DIR, ./ if it has one, ~/.dbt)",
-    )
-    parser.add_argument(
-        "--profile", help="default: ./dbt_project.yml's, else the only lakehouse profile"
-    )
-    parser.add_argument("--target", help="default: the profile's target")
-
-
-def _one_line(message: object) -> str:
-    return " ".join(str(message).split())
-
-
-def fail(command: str, message: str) -> int:
-    print(f"dbt-lakehouse {command}: {_one_line(message)}", file=sys.stderr)
-    return 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.lakehouse.cli.common import fail, load_resolved
 from dbt.adapters.lakehouse.mv import freshness
 from dbt.adapters.lakehouse.mv.state import Recorded, UpstreamStatus
 
@@ -98,7 +99,6 @@ def check_failed(
 
 
 def _status(args: argparse.Namespace) -> int:
-    from dbt.adapters.lakehouse.cli.main import fail, load_resolved
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
     from dbt.adapters.lakehouse.iceberg.history import table_name
     from dbt.adapters.lakehouse.iceberg.table_name import TableName
