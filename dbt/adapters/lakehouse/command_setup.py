@@ -11,6 +11,7 @@ from typing import Any
 from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 
 
@@ -47,15 +48,6 @@ ENGINE_COMMANDS = frozenset(
         "clone",
     }
 )
-
-
-def invoked_command() -> str | None:
-    try:
-        from dbt.flags import get_flags
-
-        return getattr(get_flags(), "WHICH", None)
-    except Exception:  # dbt-core's flags are not set up outside its CLI
-        return None
 
 
 def start_engine_early(

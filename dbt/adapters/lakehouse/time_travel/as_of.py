@@ -22,6 +22,7 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lakehouse.iceberg.metadata import Ref, Snapshot, format_millis
 from dbt.adapters.lakehouse.iceberg.table_name import string_literal
+from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.time_travel.history import (
     SHOWN,
     LogEntry,
@@ -38,8 +39,6 @@ UNCHECKED_COMMANDS = frozenset({"compile", "generate", "parse", "list", "ls"})
 
 def checks_now() -> bool:
     """Whether this command runs the nodes it renders, so `as_of` points are checked."""
-    from dbt.adapters.lakehouse.command_setup import invoked_command
-
     return invoked_command() not in UNCHECKED_COMMANDS
 
 
