@@ -20,13 +20,16 @@ from typing import Any
 import pytest
 from dbt.tests.util import run_dbt
 
-from functional.lakehouse import test_delta_format
+from functional.lakehouse.delta_readers import DeltaReaders, describe, profile_readers, spark_rows
 from functional.lakehouse.tables import current_snapshot, rows, table
-from functional.lakehouse.test_delta_format import DeltaReaders, describe, spark_rows
 from functional.lakehouse.test_tables_and_views import current_metadata
 
-# delta-rs on the profile's storage: the Delta format tests' class-scoped fixture.
-readers = test_delta_format.readers
+
+@pytest.fixture(scope="class")
+def readers(request: pytest.FixtureRequest) -> DeltaReaders:
+    """delta-rs on the profile's storage, as in the Delta format tests."""
+    return profile_readers(request)
+
 
 MOR = (
     "{'write.merge.mode': 'merge-on-read', 'write.update.mode': 'merge-on-read', "

@@ -10,7 +10,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
-from functional.lakehouse.test_delta_format import APP_ID, DeltaReaders, describe, main_snapshot
+from functional.lakehouse.delta_readers import APP_ID, DeltaReaders, describe, main_snapshot
 
 MODEL_SQL = (
     "{{ config(materialized='table', table_formats=['iceberg', 'delta']) }}\n"
