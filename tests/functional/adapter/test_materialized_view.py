@@ -4,8 +4,8 @@ ALTER path for some setting changes, and every setting change here is a rebuild
 (docs/materialized-views.md). On `local` only: its steps replace relations of one type by
 another and count rows, the same on any catalog; on `s3_rest`, test_relations.py's
 TestChangeRelationTypes replaces tables and views through the REST catalog, and
-test_materialized_views.py's TestMaterializedViewOnRestCatalog commits and reads a view's record
-there through every kind of refresh."""
+test_materialized_views_rest.py's TestMaterializedViewOnRestCatalog commits and reads a view's
+record there through every kind of refresh."""
 
 from __future__ import annotations
 

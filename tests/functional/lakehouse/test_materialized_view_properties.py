@@ -239,7 +239,7 @@ SHAPES = (
 
 # On `local` only: which refresh a history calls for and the rows it leaves are the same on any
 # catalog. What the REST catalog changes (each kind of refresh committing its record there) is
-# test_materialized_views.py's TestMaterializedViewOnRestCatalog, on `s3_rest`.
+# test_materialized_views_rest.py's TestMaterializedViewOnRestCatalog, on `s3_rest`.
 @pytest.mark.only_profile("local")
 class TestMaterializedViewHistories:
     @pytest.fixture(scope="class")

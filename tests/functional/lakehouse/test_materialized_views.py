@@ -8,11 +8,11 @@ console (`dbt-lakehouse mv status`).
 
 The upstream `orders` is written with plain Spark SQL (another engine's commits); `my_seed` and
 `my_materialized_view` are dbt-tests-adapter's own materialized-view fixtures
-(dbt.tests.adapter.materialized_view.files)."""
+(dbt.tests.adapter.materialized_view.files). Through the REST catalog:
+test_materialized_views_rest.py."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from dbt.adapters.lakehouse.cli.main import main as lakehouse_cli
 from functional.lakehouse.audited import audited_profiles
 from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.mv_records import committed_record, main_head, properties, upstream_key
 from functional.lakehouse.tables import expect, rows, snapshot_count, table
 
 SOURCES_YML = """
@@ -67,12 +68,6 @@ from {{ source('raw', 'orders') }} o join {{ ref('labels') }} l on o.customer = 
 # A seed: `dbt run` leaves it where it was (a table model would be replaced on every run).
 LABELS_CSV = "customer,label\na,Ann\nb,Bo\nd,Di\n"
 
-# A GROUP BY of sums and counts over the seed: merged when the seed only appended.
-VALUE_TOTALS_SQL = """
-{{ config(materialized='materialized_view') }}
-select id % 2 as odd, sum(value) as total, count(*) as n from {{ ref('my_seed') }} group by 1
-"""
-
 # Fails an audited run on demand (it refers to no upstream of my_materialized_view, so that
 # view's node still runs in the audited run).
 AUDIT_SQL = "select * from {{ ref('totals') }} where {{ var('audit_fails', 'false') }}"
@@ -83,37 +78,6 @@ def compiled_rows(project, model: str) -> list[tuple]:
     compiled = next(Path(project.project_root, "target", "compiled").rglob(f"{model}.sql"))
     found = project.run_sql(compiled.read_text(), fetch="all")
     return sorted((tuple(r) for r in found), key=repr)
-
-
-def properties(project, name: str) -> dict[str, str]:
-    project.run_sql(f"refresh table {table(project, name)}")
-    found = project.run_sql(f"show tblproperties {table(project, name)}", fetch="all")
-    return {str(k): str(v) for k, v in found if str(k).startswith("lakehouse.mv.")}
-
-
-def main_head(project, name: str) -> str:
-    project.run_sql(f"refresh table {table(project, name)}")
-    found = project.run_sql(
-        f"select snapshot_id from {table(project, name)}.refs where name = 'main'", fetch="one"
-    )
-    return str(found[0])
-
-
-def committed_record(project, name: str) -> dict[str, str]:
-    """The record in the summary of the commit `main` of the view points at."""
-    view = table(project, name)
-    project.run_sql(f"refresh table {view}")
-    found = project.run_sql(
-        "select to_json(map_filter(s.summary, (k, v) -> startswith(k, 'lakehouse.mv.'))) "
-        f"from {view}.snapshots s join {view}.refs r on r.snapshot_id = s.snapshot_id "
-        "where r.name = 'main'",
-        fetch="one",
-    )
-    return json.loads(found[0])
-
-
-def upstream_key(project, name: str) -> str:
-    return f"lakehouse.mv.upstream.{project.database}.{project.test_schema}.{name}"
 
 
 def relation_type(project, name: str) -> str:
@@ -354,66 +318,3 @@ class TestMaterializedViews:
         assert "did not mirror the record committed with its rows: rewritten" in output_text(out)
         assert properties(project, "big_orders") == committed
         assert snapshot_count(project, "big_orders") == before
-
-
-# What the catalog and storage change: the record committed through the REST catalog (table
-# properties, the build's snapshot summary) and the metadata tables read from S3, by every
-# kind of refresh (CREATE, NO CHANGE, INSERT, MERGE by a MERGE statement and by a rewrite,
-# REFRESH). Which kind a history calls for, and the rows, are test_materialized_view_properties.py's
-# random histories, on `local`.
-@pytest.mark.only_profile("s3_rest")
-class TestMaterializedViewOnRestCatalog:
-    @pytest.fixture(scope="class")
-    def seeds(self):
-        return {"my_seed.csv": files.MY_SEED}
-
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "my_materialized_view.sql": files.MY_MATERIALIZED_VIEW,
-            "value_totals.sql": VALUE_TOTALS_SQL,
-            "value_totals_by_merge.sql": VALUE_TOTALS_SQL.replace(
-                "materialized='materialized_view'",
-                "materialized='materialized_view', mv_regroup_max_bytes=0",
-            ),
-        }
-
-    def test_build_noop_and_refresh(self, project):
-        run_dbt(["build"])
-        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300)])
-        recorded = properties(project, "my_materialized_view")
-        assert recorded[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
-        before = snapshot_count(project, "my_materialized_view")
-        _, out = run_dbt_and_capture(["run"])
-        assert "nothing refreshed" in output_text(out)
-        assert snapshot_count(project, "my_materialized_view") == before
-        project.run_sql(f"insert into {table(project, 'my_seed')} values (4, 400)")
-        view = "{{ lakehouse.mv_status(ref('my_materialized_view')) }}"
-        status = f"select status, snapshots_behind from {view}"
-        shown = run_dbt(["show", "--inline", status])
-        assert [tuple(r) for r in shown.results[0].agate_table.rows] == [("stale", 1)]
-        results = run_dbt(["run"])
-        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
-        totals = ("value_totals", "value_totals_by_merge")
-        assert codes == {"my_materialized_view": "INSERT", **dict.fromkeys(totals, "MERGE")}, codes
-        expect(rows(project, "my_materialized_view"), [(1, 100), (2, 200), (3, 300), (4, 400)])
-        for name in totals:
-            expect(rows(project, name), [(0, 600, 2), (1, 400, 2)])
-        records_committed(project, ("my_materialized_view", *totals))
-        # An update: every view rebuilt whole.
-        project.run_sql(f"update {table(project, 'my_seed')} set value = 101 where id = 1")
-        results = run_dbt(["run"])
-        codes = {r.node.name: r.adapter_response["code"] for r in results.results}
-        assert set(codes.values()) == {"REFRESH"}, codes
-        expect(rows(project, "my_materialized_view"), [(1, 101), (2, 200), (3, 300), (4, 400)])
-        for name in totals:
-            expect(rows(project, name), [(0, 600, 2), (1, 401, 2)])
-        records_committed(project, ("my_materialized_view", *totals))
-
-
-def records_committed(project, names: tuple[str, ...]) -> None:
-    """Each view's record went through the REST catalog in its rows' own commit."""
-    for name in names:
-        committed = committed_record(project, name)
-        assert committed[upstream_key(project, "my_seed")] == main_head(project, "my_seed")
-        assert committed == properties(project, name)
