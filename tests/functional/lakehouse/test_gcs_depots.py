@@ -39,68 +39,23 @@ from functional.infra.depots import inline_depot
 from functional.infra.gcs import FakeGcsServer, GcsRestCatalog, binary_path
 from functional.infra.gcs_tokens import TokenServer, new_service_account_key
 from functional.infra.nessie import NessieServer
-from functional.infra.servers import ServerError
+from functional.infra.processes import ServerError
 from functional.lakehouse.dbt_output import output_text
+from functional.lakehouse.gcs_project import (
+    MERGED_SQL,
+    MERGED_THEN_SQL,
+    ON_KEYED_SQL,
+    PEOPLE,
+    PEOPLE_CSV,
+    PLAIN,
+    PLAIN_SQL,
+    SNAPSHOT_SQL,
+    gcs_depot,
+    target,
+)
 from functional.lakehouse.tables import current_snapshot, expect, rows
 
 pytestmark = pytest.mark.only_profile("s3_rest")
-
-SPARK: dict[str, Any] = {
-    "master": "local[2]",
-    "driver_memory": "2g",
-}
-
-PEOPLE_CSV = "id,name\n1,alice\n2,bob\n"
-PEOPLE = [(1, "alice"), (2, "bob")]
-PLAIN_SQL = (
-    "{{ config(materialized='table') }}\nselect id, upper(name) as name from {{ ref('people') }}"
-)
-PLAIN = [(1, "ALICE"), (2, "BOB")]
-
-# Batch 1 inserts 1 and 2; batch 2 updates 2 and inserts 3.
-MERGED_SQL = """
-{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
-{% if var('batch', 1) == 1 %}
-select * from values (1, 'a'), (2, 'b') as t(id, s)
-{% else %}
-select * from values (2, 'B'), (3, 'c') as t(id, s)
-{% endif %}
-"""
-ON_KEYED_SQL = """
-{{ config(materialized='table', database='keyed') }}
-select id, upper(name) as name from {{ ref('people') }}
-"""
-# Time travel: `merged` as it was at the snapshot given (left out of the first build).
-MERGED_THEN_SQL = """
-{{ config(materialized='table', tags=['travel']) }}
-select * from {{ lakehouse.as_of(ref('merged'), snapshot_id=var('first_snapshot', 0)) }}
-"""
-SNAPSHOT_SQL = """
-{% snapshot snap_merged %}
-{{ config(unique_key='id', strategy='check', check_cols=['s']) }}
-select * from {{ ref('merged') }}
-{% endsnapshot %}
-"""
-
-
-def gcs_depot(gcs: FakeGcsServer, catalog: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {
-        "type": "lakehouse",
-        "spec": {
-            "storageType": "gcs",
-            "gcs": {
-                "bucket": gcs.bucket,
-                "relativePath": prefix,
-                "project": gcs.project,
-                "endpoint": gcs.endpoint,
-            },
-        },
-        "catalog": catalog,
-    }
-
-
-def target(depot: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": "lakehouse", "threads": 2, "depot": depot, "spark": SPARK, **extra}
 
 
 @pytest.fixture(scope="module")
