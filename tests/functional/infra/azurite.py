@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.engine.jars import cache_dir
-from functional.infra.servers import STARTUP_TIMEOUT_S, ServerError, _stop_process, spawn_logged
+from functional.infra.processes import STARTUP_TIMEOUT_S, ServerError, _stop_process, spawn_logged
 
 PACKAGE_DIR = Path(__file__).with_name("azurite")
 _LISTENING = re.compile(r"Azurite Blob service successfully listens on http://127\.0\.0\.1:(\d+)")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functional.infra.servers import ServerError, dying_with_parent, free_port
+from functional.infra.processes import ServerError, dying_with_parent, free_port
 
 STARTUP_TIMEOUT_S = 60.0
 _PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functional.infra.servers import ServerError, _stop_process, _tail, dying_with_parent, free_port
+from functional.infra.processes import (
+    ServerError,
+    _stop_process,
+    _tail,
+    dying_with_parent,
+    free_port,
+)
 
 STARTUP_TIMEOUT_S = 120.0
 

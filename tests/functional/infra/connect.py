@@ -24,15 +24,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dbt.adapters.lakehouse.engine.jars import CachedJarSet, maven_jar
-from functional.infra.servers import (
+from functional.infra.processes import (
     STARTUP_TIMEOUT_S,
     ServerError,
     _stop_process,
     _tail,
-    compiled_java,
-    pyspark_jars,
     spawn_logged,
 )
+from functional.infra.servers import compiled_java, pyspark_jars
 
 # The newest 3.5.x server Maven Central has; pyspark 3.5.9's client speaks to it.
 SPARK_CONNECT_VERSION = "3.5.7"

@@ -29,14 +29,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dbt.adapters.lakehouse.engine.jars import GCS_CONNECTOR_JARS, cache_dir
-from functional.infra.servers import (
-    RestCatalog,
-    ServerError,
-    _stop_process,
-    _tail,
-    free_port,
-    spawn_logged,
-)
+from functional.infra.processes import ServerError, _stop_process, _tail, free_port, spawn_logged
+from functional.infra.servers import RestCatalog
 
 MODULE_DIR = Path(__file__).with_name("fake_gcs_server")
 PACKAGE = "github.com/fsouza/fake-gcs-server"

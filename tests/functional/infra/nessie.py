@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbt.adapters.lakehouse.engine.jars import CachedJarSet, maven_jar
-from functional.infra.servers import (
+from functional.infra.processes import (
     STARTUP_TIMEOUT_S,
     ServerError,
     _stop_process,

@@ -24,7 +24,7 @@ from dbt.tests.util import run_dbt
 
 from dbt.adapters.lakehouse.engine.jars.lines import COMET_LINES, installed_line
 from dbt.adapters.lakehouse.engine.native import platform_problem, this_platform
-from functional.infra.servers import free_port
+from functional.infra.processes import free_port
 from functional.lakehouse.tables import rows, table
 
 # Eight input partitions, so both one-core executors get tasks.

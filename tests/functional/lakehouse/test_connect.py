@@ -18,7 +18,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
 from functional.infra.connect import ConnectServer
-from functional.infra.servers import listening_addresses
+from functional.infra.processes import listening_addresses
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.tables import expect, rows, table
 

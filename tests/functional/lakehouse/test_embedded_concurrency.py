@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.lakehouse.embedded import EmbeddedCatalog
-from functional.infra.servers import dying_with_parent
+from functional.infra.processes import dying_with_parent
 from functional.lakehouse.dbt_output import output_text
 
 pytestmark = pytest.mark.only_profile("local")

@@ -37,7 +37,8 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.lakehouse.profile.depot import resolve_depot
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from functional.infra.depots import inline_depot
-from functional.infra.servers import S3Server, free_port
+from functional.infra.processes import free_port
+from functional.infra.servers import S3Server
 from functional.lakehouse.dbt_output import output_text
 
 MODEL_SQL = "select 1 as id"
