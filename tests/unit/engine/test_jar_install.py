@@ -23,7 +23,7 @@ from dbt.adapters.lakehouse.engine.jars.resolve import InstallReport
 from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
 from dbt.adapters.lakehouse.engine.spec import resolve_profile_depot
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
-from unit.engine.test_jars import A_BYTES, B_BYTES, CountingFetch, sha
+from unit.engine.jar_fakes import A_BYTES, B_BYTES, CountingFetch, sha
 
 
 @pytest.fixture

@@ -1,14 +1,9 @@
-"""Jar sets: pinned checksums, one fetch per set, the no-op when cached, env overrides, Maven
-Central first and each set's fallback registry when it cannot be reached."""
+"""Jar sets: pinned checksums, one fetch per set, the no-op when cached, env overrides, every set
+from Maven Central first, and Spark's or the user's jars replacing the sets they cover. Each
+set's fallback registry when Maven Central cannot be reached: test_jar_sources.py."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import io
-import socket
-import tarfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +18,6 @@ from dbt.adapters.lakehouse.engine.jars import (
     JarSource,
     PinnedJar,
     extract_members,
-    maven_central,
     packages_cover,
     pip_download_command,
     resolve_jars,
@@ -31,60 +25,7 @@ from dbt.adapters.lakehouse.engine.jars import (
 )
 from dbt.adapters.lakehouse.engine.jars.sets import LINE
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
-
-A_BYTES = b"first jar bytes"
-B_BYTES = b"second jar bytes"
-
-
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def make_sdist(path: Path, files: dict[str, bytes], top: str = "pkg-1.0") -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"{top}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
-class CountingFetch:
-    """A fetch that lays out two jars the way an unpacked sdist would, counting its calls."""
-
-    def __init__(self, a: bytes = A_BYTES, b: bytes = B_BYTES) -> None:
-        self.calls = 0
-        self.a, self.b = a, b
-
-    def __call__(self, scratch: Path) -> Path:
-        self.calls += 1
-        root = scratch / "x"
-        (root / "deps").mkdir(parents=True)
-        (root / "deps" / "a.jar").write_bytes(self.a)
-        (root / "deps" / "b.jar").write_bytes(self.b)
-        return root
-
-
-def jar_set(fetch: CountingFetch) -> CachedJarSet:
-    return CachedJarSet(
-        need="pair",
-        sources=(
-            JarSource(
-                origin="a test artifact",
-                jars=(
-                    PinnedJar("a-1.jar", sha(A_BYTES), "deps/a.jar", "TEST_A_JAR"),
-                    PinnedJar("b-1.jar", sha(B_BYTES), "deps/b.jar", "TEST_B_JAR"),
-                ),
-                fetch=fetch,
-            ),
-        ),
-    )
-
-
-def one_jar_source(
-    origin: str, filename: str, data: bytes, fetch: Callable[[Path], Path]
-) -> JarSource:
-    return JarSource(origin, (PinnedJar(filename, sha(data), filename, "TEST_TOOL"),), fetch)
+from unit.engine.jar_fakes import A_BYTES, B_BYTES, CountingFetch, jar_set, make_sdist, sha
 
 
 @pytest.fixture
@@ -224,12 +165,12 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
         "s3a",
         "sqlite",
     ]
-    for jar_set in CACHED_JARS.values():
-        assert jar_set.sources[0].origin.startswith("Maven Central ")
-        for source in jar_set.sources:
+    for cached_set in CACHED_JARS.values():
+        assert cached_set.sources[0].origin.startswith("Maven Central ")
+        for source in cached_set.sources:
             assert all(len(j.sha256) == 64 for j in source.jars)
         # Each source's file names are its own: one registry's build never passes as another's.
-        names = [{j.filename: j.sha256 for j in s.jars} for s in jar_set.sources]
+        names = [{j.filename: j.sha256 for j in s.jars} for s in cached_set.sources]
         for first, second in zip(names, names[1:], strict=False):
             shared = first.keys() & second.keys()
             assert all(first[n] == second[n] for n in shared)
@@ -242,81 +183,6 @@ def test_every_set_comes_from_maven_central_first_pinned_by_sha256() -> None:
     required = ["iceberg", "sqlite"] + ([] if LINE.spark == "3.5" else ["s3a"])
     assert only_maven == sorted([*optional, *required])
     assert not any(CACHED_JARS[n].required for n in optional)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def maven_then_fallback(fallback: CountingFetch) -> CachedJarSet:
-    return CachedJarSet(
-        need="tool",
-        sources=(
-            one_jar_source(
-                "Maven Central org.example:tool:2.0",
-                "tool-2.0.jar",
-                A_BYTES,
-                maven_central("org.example", "tool", "2.0"),
-            ),
-            one_jar_source("a fallback registry", "a-fallback.jar", A_BYTES, fallback),
-        ),
-    )
-
-
-class FallbackFetch(CountingFetch):
-    def __call__(self, scratch: Path) -> Path:
-        self.calls += 1
-        (scratch / "a-fallback.jar").write_bytes(self.a)
-        return scratch
-
-
-def test_unreachable_maven_central_falls_back(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", f"http://127.0.0.1:{closed_port()}/maven2")
-    fallback = FallbackFetch()
-    tool = maven_then_fallback(fallback)
-    [cached] = tool.install(env)
-    assert cached.name == "a-fallback.jar"
-    assert cached.read_bytes() == A_BYTES
-    assert fallback.calls == 1
-    assert tool.locate(env) == [cached]
-    tool.install(env)  # Maven Central still unreachable: the cached fallback serves, no fetch
-    assert fallback.calls == 1
-
-
-def test_maven_central_replaces_a_cached_fallback_once_reachable(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", f"http://127.0.0.1:{closed_port()}/maven2")
-    tool = maven_then_fallback(FallbackFetch())
-    tool.install(env)
-    repo = tmp_path / "repo"
-    (repo / "org/example/tool/2.0").mkdir(parents=True)
-    (repo / "org/example/tool/2.0/tool-2.0.jar").write_bytes(A_BYTES)
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", repo.as_uri())
-    [cached] = tool.install(env)
-    assert cached.name == "tool-2.0.jar"
-    assert tool.locate(env) == [cached]  # the canonical jar wins over the fallback's copy
-
-
-def test_a_tampered_maven_jar_falls_back_and_both_failures_are_named(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo = tmp_path / "repo"
-    (repo / "org/example/tool/2.0").mkdir(parents=True)
-    (repo / "org/example/tool/2.0/tool-2.0.jar").write_bytes(b"tampered")
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", repo.as_uri())
-    fallback = FallbackFetch(a=b"also wrong")
-    with pytest.raises(EngineSetupError) as info:
-        maven_then_fallback(fallback).install(env)
-    message = info.value.msg
-    assert "Maven Central org.example:tool:2.0: Checksum mismatch for tool-2.0.jar" in message
-    assert "then a fallback registry: Checksum mismatch for a-fallback.jar" in message
-    assert fallback.calls == 1
-    assert not list((Path(env["LAKEHOUSE_CACHE_DIR"]) / "jars").glob("*.jar"))
 
 
 def test_spark_jars_packages_replace_the_sets_they_name(env: dict[str, str]) -> None:
@@ -371,77 +237,3 @@ def test_user_supplied_hadoop_aws_replaces_the_s3a_set(tmp_path: Path, env: dict
     assert not user_supplies_hadoop_aws(["/x/iceberg-aws-bundle-1.10.2.jar"])
     # Nothing cached and no fetching: only the user's jars are returned, no error.
     assert resolve_jars(["s3a"], [str(p) for p in theirs], env=env, fetch_missing=False) == theirs
-
-
-def test_maven_fetch_follows_the_repository_layout(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo = tmp_path / "repo"
-    folder = repo / "org" / "example" / "tool" / "2.0"
-    folder.mkdir(parents=True)
-    (folder / "tool-2.0-all.jar").write_bytes(A_BYTES)
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", repo.as_uri())
-    tool = CachedJarSet(
-        "tool",
-        (
-            one_jar_source(
-                "a test repository",
-                "tool-2.0-all.jar",
-                A_BYTES,
-                maven_central("org.example", "tool", "2.0", "all"),
-            ),
-        ),
-    )
-    [cached] = tool.install(env)
-    assert cached.read_bytes() == A_BYTES
-
-
-def test_maven_fetch_names_the_url_it_could_not_get(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", (tmp_path / "empty").as_uri())
-    tool = CachedJarSet(
-        "tool",
-        (
-            one_jar_source(
-                "a test repository",
-                "tool-2.0.jar",
-                A_BYTES,
-                maven_central("org.example", "tool", "2.0"),
-            ),
-        ),
-    )
-    with pytest.raises(EngineSetupError, match=r"org/example/tool/2\.0/tool-2\.0\.jar failed"):
-        tool.install(env)
-
-
-def test_install_skips_an_optional_set_no_source_delivers(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # install_all reads CACHED_JARS in the module it is defined in.
-    from dbt.adapters.lakehouse.engine.jars import resolve
-
-    monkeypatch.setenv("LAKEHOUSE_MAVEN_REPO", f"http://127.0.0.1:{closed_port()}/maven2")
-    required = maven_then_fallback(FallbackFetch())
-    optional = CachedJarSet(
-        "sdk",
-        (
-            one_jar_source(
-                "Maven Central org.example:sdk:2.0",
-                "sdk-2.0.jar",
-                B_BYTES,
-                maven_central("org.example", "sdk", "2.0"),
-            ),
-        ),
-        required=False,
-    )
-    monkeypatch.setattr(resolve, "CACHED_JARS", {"tool": required, "sdk": optional})
-    report = resolve.install_all(env)
-    assert [p.name for p in report.cached] == ["a-fallback.jar"]
-    assert list(report.skipped) == ["sdk"]
-    assert "org/example/sdk/2.0/sdk-2.0.jar failed" in report.skipped["sdk"]
-    monkeypatch.setattr(
-        resolve, "CACHED_JARS", {"sdk": dataclasses.replace(optional, required=True)}
-    )
-    with pytest.raises(EngineSetupError, match="sdk-2.0.jar failed"):
-        resolve.install_all(env)
