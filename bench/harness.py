@@ -4,28 +4,59 @@ and the table of ratios each script prints.
 A round runs each contender once, in a fresh process and (by default) on a fresh warehouse, so
 every figure is a cold start, the way a scheduled `dbt build` runs. Contenders alternate within
 a round, so a slow moment of the machine hits both sides. Figures are printed, never asserted.
+The timing itself (processes, memory, rounds) is timed_runs.py's; the scripts import it from
+here.
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
-import functools
 import json
 import os
 import platform
 import re
 import shutil
-import statistics
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from timed_runs import (
+    Sample,
+    Series,
+    alternate,
+    cold_env,
+    engine_state,
+    run_timed,
+    stop_engines,
+    watch_engine,
+)
+
+# The names the benchmark scripts import: this module's and timed_runs.py's.
+__all__ = [
+    "DBT",
+    "REPO",
+    "SHARED_SPARK_CONF",
+    "Sample",
+    "Series",
+    "alternate",
+    "cold_env",
+    "common_args",
+    "dbt_command",
+    "duckdb_target",
+    "engine_state",
+    "fmt",
+    "fresh_copy",
+    "iceberg_table_facts",
+    "ours_target",
+    "peer_settings",
+    "peer_target",
+    "raw_spark_conf",
+    "report",
+    "run_timed",
+    "stop_engines",
+    "watch_engine",
+    "write_profiles",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -39,187 +70,6 @@ SHARED_SPARK_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
 }
-
-
-@dataclass
-class Sample:
-    seconds: float
-    peak_rss_mb: float
-    ok: bool
-    note: str = ""
-
-
-@dataclass
-class Series:
-    name: str
-    samples: list[Sample] = field(default_factory=list)
-
-    @property
-    def times(self) -> list[float]:
-        return [s.seconds for s in self.samples if s.ok]
-
-    @property
-    def min(self) -> float | None:
-        return min(self.times) if self.times else None
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.times) if self.times else None
-
-    @property
-    def peak_rss_mb(self) -> float | None:
-        peaks = [s.peak_rss_mb for s in self.samples if s.ok]
-        return max(peaks) if peaks else None
-
-
-def _tree(root: int) -> dict[int, tuple[int, int]]:
-    """A process and all its descendants (the JVM is a child of dbt): pid -> (RSS kB, session)."""
-    children: dict[int, list[int]] = {}
-    facts: dict[int, tuple[int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            ppid, session = int(fields[1]), int(fields[3])
-            rss = 0
-            with open(f"/proc/{entry}/status") as handle:
-                for line in handle:
-                    if line.startswith("VmRSS:"):
-                        rss = int(line.split()[1])
-                        break
-        except (OSError, IndexError, ValueError):
-            continue
-        facts[int(entry)] = (rss, session)
-        children.setdefault(ppid, []).append(int(entry))
-    tree, stack = {}, [root]
-    while stack:
-        pid = stack.pop()
-        if pid in facts:
-            tree[pid] = facts[pid]
-        stack.extend(children.get(pid, []))
-    return tree
-
-
-def _await_gone(pids: set[int], cap_seconds: float = 30.0) -> None:
-    """Until `pids` have exited (untimed): a cold command's JVM outlives dbt by a second or
-    two, and its exit must not run into the next contender's timing."""
-    deadline = time.monotonic() + cap_seconds
-    while pids and time.monotonic() < deadline:
-        pids = {pid for pid in pids if os.path.exists(f"/proc/{pid}")}
-        time.sleep(0.1)
-
-
-def engine_state(home: Path) -> tuple[int | None, float | None]:
-    """The warm engine's JVM pid and its RSS in MB, when one engine runs in `home`."""
-    from dbt.adapters.lakehouse.engine.warm import server
-    from dbt.adapters.lakehouse.engine.warm.folder import (
-        engine_folders,
-        read_private_json,
-        supervisor_alive,
-    )
-
-    live = [f for f in engine_folders(home) if supervisor_alive(f)]
-    if len(live) != 1:
-        return None, None
-    pid = read_private_json(live[0] / server.STATE_FILE).get("jvm_pid")
-    if not isinstance(pid, int):
-        return None, None
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return pid, int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return pid, None
-
-
-def watch_engine(home: Path, jvm: int, rss: list[float]) -> Callable[[Sample], None]:
-    """A check for each warm command's Sample: the engine's RSS into `rss`, and a note when the
-    engine in `home` is no longer the JVM `jvm` (restarted: the command paid a cold start)."""
-
-    def check(sample: Sample) -> None:
-        pid, megabytes = engine_state(home)
-        if megabytes is not None:
-            rss.append(megabytes)
-        if sample.ok and pid != jvm:
-            sample.note = "the engine was restarted"
-
-    return check
-
-
-def stop_engines(*homes: Path) -> int:
-    from dbt.adapters.lakehouse.engine.warm import folder
-
-    return sum(len(folder.stop_engines(home)) for home in homes)
-
-
-@functools.cache
-def _bytecode_as_installed() -> None:
-    """Byte-compile this checkout's package, as pip does when it installs a wheel.
-
-    The peers come from wheels, compiled at install. This checkout is installed editable, and
-    with PYTHONDONTWRITEBYTECODE set (CI, the machines the figures come from) Python would
-    compile the adapter's modules again in every timed process: ~0.3 s a command that no user
-    of an installed dbt-lakehouse pays.
-    """
-    compileall.compile_dir(REPO / "dbt", quiet=1)
-
-
-def cold_env() -> dict[str, str]:  # else the next command attaches to the last one's engine
-    return {**os.environ, "LAKEHOUSE_ENGINE": "cold"}  # (kept warm 15 min, any warehouse)
-
-
-def run_timed(
-    command: Sequence[str],
-    cwd: Path,
-    env: Mapping[str, str] | None = None,
-    timeout: float | None = None,
-    log: Path | None = None,
-) -> Sample:
-    """Run one command in a fresh process; wall time and the peak RSS of its process tree."""
-    _bytecode_as_installed()
-    peak = 0
-    out = log.open("wb") if log else subprocess.DEVNULL
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        list(command), cwd=cwd, env=dict(env or os.environ), stdout=out, stderr=subprocess.STDOUT
-    )
-    done = threading.Event()
-
-    # The command's own processes, which end with it; those in a session of their own (the warm
-    # engine, the embedded catalog's holder) are meant to outlive it.
-    own: set[int] = set()
-    session = os.getsid(0)
-
-    def sample_memory() -> None:
-        nonlocal peak
-        while not done.is_set():
-            tree = _tree(process.pid)
-            peak = max(peak, sum(rss for rss, _ in tree.values()))
-            own.update(pid for pid, (_, sid) in tree.items() if sid == session)
-            done.wait(0.2)
-
-    sampler = threading.Thread(target=sample_memory, daemon=True)
-    sampler.start()
-    note = ""
-    try:
-        code = process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        code, note = -1, f"stopped at the {timeout:.0f} s cap"
-    seconds = time.perf_counter() - start
-    done.set()
-    sampler.join()
-    _await_gone(own)
-    if log:
-        out.close()  # type: ignore[union-attr]
-    if code != 0 and not note:
-        note = f"exit {code}" + (f", see {log}" if log else "")
-    return Sample(seconds, peak / 1024, code == 0, note)
 
 
 # --- profiles --------------------------------------------------------------------------------
@@ -402,17 +252,3 @@ def common_args(description: str, rounds: int = 3) -> argparse.ArgumentParser:
         "our engine settings (shuffle partitions, UI)",
     )
     return parser
-
-
-def alternate(rounds: int, contenders: Sequence[tuple[Series, Callable[[int], Sample]]]) -> None:
-    """Each round runs every contender once, in turn; progress goes to stderr."""
-    for round_no in range(rounds):
-        for series, run in contenders:
-            sample = run(round_no)
-            series.samples.append(sample)
-            status = "ok" if sample.ok else sample.note
-            print(
-                f"  round {round_no + 1}/{rounds} {series.name}: {sample.seconds:.1f}s "
-                f"rss {sample.peak_rss_mb:.0f}MB {status}",
-                file=sys.stderr,
-            )
