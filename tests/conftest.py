@@ -92,13 +92,16 @@ SLOW_FIRST = (
     "test_embedded_concurrency.py",
     "test_embedded_pyiceberg.py",
     "test_maintenance.py",
+    "test_maintenance_scope_run.py",
     "test_delta_format.py",
+    "test_delta_format_refusals.py",
     "test_native_rows.py",
     "test_depot_forms.py",
     "test_gcs_depots.py",
     "test_audit.py",
     "test_materialized_view_properties.py",
     "test_materialized_views.py",
+    "test_materialized_views_rest.py",
     "test_materialized_view.py",
 )
 
