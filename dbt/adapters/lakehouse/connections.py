@@ -11,7 +11,6 @@ import os
 import threading
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
@@ -40,7 +39,11 @@ from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_C
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
 from dbt.adapters.lakehouse.report.native import node_share
-from dbt.adapters.lakehouse.report.response import cost_fields, response_fields
+from dbt.adapters.lakehouse.report.response import (
+    LakehouseAdapterResponse,
+    cost_fields,
+    response_fields,
+)
 from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
 from dbt.adapters.lakehouse.report.statements import read_phases
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags
@@ -52,36 +55,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
-
-
-@dataclass
-class LakehouseAdapterResponse(AdapterResponse):
-    """dbt's response, plus the Iceberg snapshot the statement committed (iceberg/lineage.py), so
-    run_results.json ties each node to the table version it wrote."""
-
-    snapshot_id: int | None = None
-    # What the node did and cost, summed over its statements (report/): set at its end.
-    rows_inserted: int | None = None
-    rows_updated: int | None = None
-    rows_deleted: int | None = None
-    files_added: int | None = None
-    files_removed: int | None = None
-    bytes_written: int | None = None
-    snapshots: list[dict[str, Any]] | None = None
-    spark_jobs: int | None = None
-    spark_seconds: float | None = None
-    # Its statements' wall time by what it went to (report/timing.py); dbt's own work is the
-    # rest of the node's execution_time.
-    planning_seconds: float | None = None
-    jobs_seconds: float | None = None
-    catalog_seconds: float | None = None
-    # With Comet on: {"operators": ran natively, "eligible": Comet counted, "fallbacks":
-    # ["<operator>: <Comet's reason>", ...]} over the node's plans (report/native.py).
-    native: dict[str, Any] | None = None
-    # Whether the node was reused as its last build left it, and why, or why it was built
-    # (reuse/): set only where reuse applies to the node.
-    reused: bool | None = None
-    reuse_reason: str | None = None
 
 
 class LakehouseHandle:

@@ -31,7 +31,6 @@ from dbt.adapters.lakehouse.catalogs.integrations import CATALOG_INTEGRATIONS
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
-    LakehouseAdapterResponse,
     LakehouseConnectionManager,
     LakehouseHandle,
 )
@@ -57,6 +56,7 @@ from dbt.adapters.lakehouse.profile import debug
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import scrub
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
+from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
 from dbt.adapters.lakehouse.reuse.methods import ReuseMethods
 from dbt.adapters.lakehouse.reuse.test_methods import TestReuseMethods
 from dbt.adapters.lakehouse.time_travel import adapter as time_travel

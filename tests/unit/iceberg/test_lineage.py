@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbt.adapters.lakehouse.connections import LakehouseAdapterResponse
 from dbt.adapters.lakehouse.iceberg.history import (
     Commit,
     history_rows,
@@ -24,6 +23,7 @@ from dbt.adapters.lakehouse.profile.user_profile import (
     default_profiles_dir,
     load_profile,
 )
+from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
 
 QUERY_COMMENT = '/* {"app": "dbt", "node_id": "model.p.m"} */\n'
 

@@ -8,12 +8,47 @@ per code, the rows the user would count as changed. A figure that cannot be know
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from dbt.adapters.contracts.connection import AdapterResponse
 
 from dbt.adapters.lakehouse.report.native import NativeShare
 from dbt.adapters.lakehouse.report.spark_jobs import JobsDone
 from dbt.adapters.lakehouse.report.timing import node_split
 from dbt.adapters.lakehouse.report.work import NodeWork
+
+
+@dataclass
+class LakehouseAdapterResponse(AdapterResponse):
+    """dbt's response, plus the Iceberg snapshot the statement committed (iceberg/lineage.py), so
+    run_results.json ties each node to the table version it wrote. Here, under connections.py,
+    because reuse/tests.py makes one for a data test too."""
+
+    snapshot_id: int | None = None
+    # What the node did and cost, summed over its statements (report/): set at its end.
+    rows_inserted: int | None = None
+    rows_updated: int | None = None
+    rows_deleted: int | None = None
+    files_added: int | None = None
+    files_removed: int | None = None
+    bytes_written: int | None = None
+    snapshots: list[dict[str, Any]] | None = None
+    spark_jobs: int | None = None
+    spark_seconds: float | None = None
+    # Its statements' wall time by what it went to (report/timing.py); dbt's own work is the
+    # rest of the node's execution_time.
+    planning_seconds: float | None = None
+    jobs_seconds: float | None = None
+    catalog_seconds: float | None = None
+    # With Comet on: {"operators": ran natively, "eligible": Comet counted, "fallbacks":
+    # ["<operator>: <Comet's reason>", ...]} over the node's plans (report/native.py).
+    native: dict[str, Any] | None = None
+    # Whether the node was reused as its last build left it, and why, or why it was built
+    # (reuse/): set only where reuse applies to the node.
+    reused: bool | None = None
+    reuse_reason: str | None = None
+
 
 # code -> which of inserted / updated / deleted rows it counts as affected
 AFFECTED = {

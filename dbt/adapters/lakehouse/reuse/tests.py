@@ -35,6 +35,7 @@ from dbt.adapters.lakehouse.mv.state import (
     record_properties,
     recorded_of,
 )
+from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
 from dbt.adapters.lakehouse.reuse import test_store
 from dbt.adapters.lakehouse.reuse.adapter import (
     built,
@@ -188,8 +189,6 @@ def finish(model: Any, response: Any, table: Any, reused: bool, costs: Mapping[s
         return response
     if hasattr(response, "reuse_reason"):
         return replace(response, **verdict)
-    from dbt.adapters.lakehouse.connections import LakehouseAdapterResponse
-
     fields = {k: getattr(response, k) for k in ("_message", "code", "rows_affected", "query_id")}
     return LakehouseAdapterResponse(**fields, **verdict)
 
