@@ -9,10 +9,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
+
+class RoleCatalog(Protocol):
+    """What this module reads of a session's catalog (diagnosis.py's CatalogContext), named
+    here so the module that calls it is not imported back, even for types."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def depot(self) -> str: ...
+    @property
+    def bucket(self) -> str | None: ...
+    @property
+    def role_arn(self) -> str | None: ...
+
 
 _BUCKET_IN_PATH = re.compile(r"s3a?://(?P<bucket>[A-Za-z0-9][A-Za-z0-9._-]*)[^\s:,;)'\"]*")
 # SDK v1 (s3a) and v2 (Iceberg) name STS's refusal with the action or the service.
@@ -24,7 +36,7 @@ _STS_REFUSED = (
 )
 
 
-def explain_role_denied(explained: str, text: str, catalogs: Mapping[str, CatalogContext]) -> str:
+def explain_role_denied(explained: str, text: str, catalogs: Mapping[str, RoleCatalog]) -> str:
     """`explained` (the plain 403 explanation) with the role and bucket, when a catalog of the
     session has a role; else `explained` unchanged."""
     with_role = [c for c in catalogs.values() if c.role_arn]
