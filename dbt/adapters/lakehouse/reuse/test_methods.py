@@ -52,7 +52,9 @@ class TestReuseMethods(metaclass=AdapterMeta):
             if rows:
                 started = time.monotonic()
                 with adapter.connection_named("lakehouse_test_results"):
-                    written = test_store.write(adapter.execute, rows)
+                    with adapter._spark_session("record test results") as spark:
+                        state = test_store.jvm_state(spark)
+                    written = test_store.write(adapter.execute, rows, state)
                 logger.debug(
                     f"recorded {written} of {len(rows)} test result(s) in "
                     f"{time.monotonic() - started:.2f}s"

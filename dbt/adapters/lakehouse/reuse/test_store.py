@@ -11,6 +11,13 @@ now, so which of two concurrent rows wins never decides correctness.
 Read once per invocation per catalog (the first test that asks reads, the others wait and take
 the cached rows); written once per invocation per catalog, at its end (the adapter's
 `cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit.
+
+The read is a scan with a window (a Spark job and its shuffle: a second or more on a loaded
+2-core machine, on the path of every build that runs tests). The process keeps the rows it last
+read or wrote with the store's `main` snapshot then (`_KNOWN`); a read whose store is still at
+that snapshot (one py4j metadata load says so) takes them without a job. Rows older than the
+newest are never unsafe, as above: they only cost a test's run. The store is kept small: a
+write that leaves it with more than MAX_FILES data files rewrites it to its newest row per key.
 """
 
 from __future__ import annotations
@@ -46,6 +53,12 @@ COLUMNS = (
 
 Query = Callable[[str], Sequence[Sequence[Any]]]
 Execute = Callable[[str], Any]
+# A store's `main` now: (snapshot id, data files), or None where it cannot be read cheaply
+# (no store yet, Spark Connect's client without a JVM).
+StoreState = Callable[[TableName], "tuple[int, int] | None"]
+# Data files past which a write rewrites the store to its newest row per key (each write
+# appends a file or two, each read scans them all).
+MAX_FILES = 64
 
 
 def store_of(catalog: str) -> TableName:
@@ -81,6 +94,17 @@ def newest_sql(table: TableName) -> str:
         "select *, row_number() over (partition by node_id, relation order by recorded_at desc)"
         f" as newest from {table.sql_name}) where newest = 1"
     )
+
+
+def compact_sql(table: TableName) -> str:
+    """The store rewritten to its newest row per key (one commit; a concurrent append it
+    drops only costs that test a run)."""
+    newest = (
+        "select * from (select *, row_number() over (partition by node_id, relation order by"
+        f" recorded_at desc) as newest from {table.sql_name}) where newest = 1"
+    )
+    columns = ", ".join(quote(name) for name, _, _ in COLUMNS)
+    return f"insert overwrite {table.sql_name} select {columns} from ({newest})"
 
 
 def create_sql(table: TableName) -> list[str]:
@@ -131,6 +155,9 @@ def parse_rows(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str], Stored]:
 
 # (invocation, catalog) -> the store's newest rows, read once; rows to write at the end.
 _READ: dict[tuple[str, str], dict[tuple[str, str], Stored]] = {}
+# catalog -> (the store's snapshot id, its newest rows then), what this process last read or
+# wrote there, kept across invocations (the module's doc says why that is safe).
+_KNOWN: dict[str, tuple[int, dict[tuple[str, str], Stored]]] = {}
 _READ_LOCK = threading.Lock()
 _BUFFER: list[Row] = []
 _BUFFER_LOCK = threading.Lock()
@@ -140,6 +167,49 @@ _BUFFER_LOCK = threading.Lock()
 _PREFETCH: dict[tuple[str, str], threading.Thread] = {}
 # The commands whose tests read the store.
 TESTING_COMMANDS = frozenset({"build", "test"})
+
+
+def jvm_state(spark: Any) -> StoreState | None:
+    """The StoreState reader of a session whose driver JVM is here; None under Connect."""
+    from dbt.adapters.lakehouse.engine import runtime
+
+    if runtime.is_connect(spark):
+        return None
+
+    def state(table: TableName) -> tuple[int, int] | None:
+        from dbt.adapters.lakehouse.iceberg import java
+
+        try:
+            snapshot = java.bridge(spark, "test results", "").load(spark, table.sql_name)
+            snapshot = snapshot.currentSnapshot()
+        except Exception:  # no store yet, or unreadable: the read says which
+            return None
+        if snapshot is None:
+            return None
+        files = snapshot.summary().get("total-data-files")
+        return int(snapshot.snapshotId()), int(files or 0)
+
+    return state
+
+
+def _unchanged(catalog: str, state: StoreState | None) -> dict[tuple[str, str], Stored] | None:
+    """The rows this process last knew of `catalog`'s store, when it has not moved since."""
+    now = state(store_of(catalog)) if state is not None else None
+    with _READ_LOCK:
+        known = _KNOWN.get(catalog)
+    if now is None or known is None or known[0] != now[0]:
+        return None
+    logger.debug(f"the test results of {catalog} are those this process last read or wrote")
+    return known[1]
+
+
+def _know(catalog: str, state: StoreState | None, rows: dict[tuple[str, str], Stored]) -> None:
+    now = state(store_of(catalog)) if state is not None else None
+    with _READ_LOCK:
+        if now is None:
+            _KNOWN.pop(catalog, None)
+        else:
+            _KNOWN[catalog] = (now[0], rows)
 
 
 def prefetch(spark: Any, invocation: str, catalog: str) -> None:
@@ -159,11 +229,15 @@ def prefetch(spark: Any, invocation: str, catalog: str) -> None:
 
 def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     started = time.monotonic()
-    try:
-        rows = [tuple(row) for row in spark.sql(newest_sql(store_of(key[1]))).collect()]
-    except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
-        return
-    found = parse_rows(rows)
+    state = jvm_state(spark)
+    found = _unchanged(key[1], state)
+    if found is None:
+        try:
+            rows = [tuple(row) for row in spark.sql(newest_sql(store_of(key[1]))).collect()]
+        except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
+            return
+        found = parse_rows(rows)
+        _know(key[1], state, found)
     logger.debug(
         f"read {len(found)} recorded test result(s) of {key[1]} ahead of its tests in "
         f"{time.monotonic() - started:.2f}s"
@@ -172,19 +246,37 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
         _READ.setdefault(key, found)
 
 
-def recorded(query: Query, invocation: str, catalog: str, key: tuple[str, str]) -> Stored | None:
+def recorded(
+    query: Query,
+    invocation: str,
+    catalog: str,
+    key: tuple[str, str],
+    state: StoreState | None = None,
+) -> Stored | None:
     """The newest result recorded for `key` in `catalog`'s store, as read by this invocation's
-    first test there (or before it, prefetch). A store that cannot be read counts as empty:
-    the test runs."""
+    first test there (or before it, prefetch), or as this process last knew it when the store
+    has not moved since (`state`). A store that cannot be read counts as empty: the test
+    runs."""
     started = _PREFETCH.get((invocation, catalog))
     if started is not None:
         started.join()
-    with _READ_LOCK:  # the other threads wait for the one read, then take its rows
+    with _READ_LOCK:
+        rows = _READ.get((invocation, catalog))
+    if rows is not None:
+        return rows.get(key)
+    with _FIRST_READ:  # the other threads wait for the one read, then take its rows
         rows = _READ.get((invocation, catalog))
         if rows is None:
-            rows = _read(query, store_of(catalog))
-            _READ[(invocation, catalog)] = rows
+            rows = _unchanged(catalog, state)
+            if rows is None:
+                rows = _read(query, store_of(catalog))
+                _know(catalog, state, rows)
+            with _READ_LOCK:
+                _READ[(invocation, catalog)] = rows
     return rows.get(key)
+
+
+_FIRST_READ = threading.Lock()
 
 
 def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
@@ -224,24 +316,49 @@ def end_invocation() -> list[Row]:
     return rows
 
 
-def write(execute: Execute, rows: Sequence[Row]) -> int:
-    """One INSERT per catalog (the store created on its first write). A failure is a warning:
-    those results are recorded again when their tests next run. Returns the rows written."""
+def write(execute: Execute, rows: Sequence[Row], state: StoreState | None = None) -> int:
+    """One INSERT per catalog (the store created on its first write); a store then past
+    MAX_FILES data files rewritten to its newest rows. A failure is a warning: those results
+    are recorded again when their tests next run. Returns the rows written. With `state`, what
+    this process knew of the store, plus these rows, is kept as the store now."""
     written = 0
     by_catalog: dict[str, list[Row]] = {}
     for row in rows:
         by_catalog.setdefault(row.catalog, []).append(row)
     for catalog, found in sorted(by_catalog.items()):
         table = store_of(catalog)
+        with _READ_LOCK:
+            before = _KNOWN.get(catalog)
         try:
             try:
                 execute(insert_sql(table, found))
             except (RelationMissingError, NamespaceMissingError):
                 for statement in create_sql(table):
                     execute(statement)
+                before = (0, {})  # a new store: it holds these rows only
                 execute(insert_sql(table, found))
         except Exception as exc:
             logger.warning(f"Recording {len(found)} test result(s) in {table} failed: {exc}")
             continue
         written += len(found)
+        now = state(table) if state is not None else None
+        if now is not None and now[1] > MAX_FILES:
+            _compact(execute, table, now[1])
+        if before is not None:
+            rows_now = dict(before[1])
+            rows_now.update({(r.node_id, r.relation): r.stored for r in found})
+            _know(catalog, state, rows_now)
     return written
+
+
+def _compact(execute: Execute, table: TableName, files: int) -> None:
+    started = time.monotonic()
+    try:
+        execute(compact_sql(table))
+    except Exception as exc:  # a concurrent writer, say: the next write tries again
+        logger.debug(f"rewriting {table} ({files} data files) failed: {exc}")
+        return
+    logger.debug(
+        f"rewrote {table} ({files} data files) to its newest rows in "
+        f"{time.monotonic() - started:.2f}s"
+    )

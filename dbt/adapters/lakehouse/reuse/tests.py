@@ -146,13 +146,16 @@ def decide(
             return built(invocation, node_id, f"not reusable: {why}")
         read = metadata.reader(spark, adapter._metadata_rows)
         tracked = tracked_inputs(adapter, spark, read, query, None)
+        store_state = test_store.jvm_state(spark)
     if isinstance(tracked, str):
         return built(invocation, node_id, f"not reusable: {tracked}")
     inputs, states = tracked
     identity = identity_text(inputs.digest, config, sql_header)
     catalog = str(model["database"])
     relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
-    stored = test_store.recorded(adapter._metadata_rows, invocation, catalog, (node_id, relation))
+    stored = test_store.recorded(
+        adapter._metadata_rows, invocation, catalog, (node_id, relation), store_state
+    )
     reused, reason = verdict_of(stored, states, identity)
     if reused and stored is not None:
         record_verdict(invocation, node_id, True, reason)
