@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbt.adapters.lakehouse.engine.jars.lines import installed_line
-from dbt.adapters.lakehouse.engine.s3_conf import S3A_LIMITS, S3A_MARKERS
 from dbt.adapters.lakehouse.engine.sparkconf import (
     SparkConfPlan,
     build_spark_conf_plan,
@@ -18,6 +17,7 @@ from dbt.adapters.lakehouse.profile.depot import (
     S3Storage,
     Secret,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import S3A_LIMITS, S3A_MARKERS
 from unit.profile.depots import (
     ACCESS_KEY,
     APIKEY,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from dbt.adapters.lakehouse.engine.jars.lines import installed_line
-from dbt.adapters.lakehouse.engine.role_conf import ASSUME_ROLE_FACTORY, ASSUMED_ROLE_PROVIDER
 from dbt.adapters.lakehouse.engine.sparkconf import S3_FILE_IO, build_spark_conf_plan
 from dbt.adapters.lakehouse.profile.depot import (
     CatalogSpec,
@@ -16,6 +15,10 @@ from dbt.adapters.lakehouse.profile.depot import (
     Secret,
 )
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
+    ASSUME_ROLE_FACTORY,
+    ASSUMED_ROLE_PROVIDER,
+)
 from dbt.adapters.lakehouse.profile.secrets import REDACTION_REGEX
 
 C = "spark.sql.catalog.lh"

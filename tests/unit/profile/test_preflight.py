@@ -26,10 +26,10 @@ from dbt.adapters.lakehouse.profile.depot import (
     S3Storage,
     Secret,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import PROBE_NAME, boto3_s3_client
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from dbt.adapters.lakehouse.profile.preflight_catalog import urllib_get
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
-from dbt.adapters.lakehouse.profile.preflight_s3 import PROBE_NAME, boto3_s3_client
 
 ACCESS_KEY = "AKIAPREFLIGHTKEY77"
 SECRET_KEY = "preflightSecret-0a9b8c"

@@ -15,8 +15,8 @@ from dbt.adapters.lakehouse.profile.depot import (
     Secret,
 )
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
 
 ACCESS_KEY = "AKIAROLEPREFLIGHT1"
 SECRET_KEY = "rolePreflightSecret-7f"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dbt.adapters.lakehouse.profile.depot.azure import blob_endpoint
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, GcsStorage, S3Storage
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.storage import kind_of
+from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageOptions
 from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
-from dbt.adapters.lakehouse.profile.secrets import MASK
 
-_AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 # object_store's names (deltalake's storage_options) of the depot's Azure secrets.
 _AZURE_OPTIONS = {
     "azure_account_key": "azure_storage_account_key",
@@ -16,18 +16,6 @@ _AZURE_OPTIONS = {
     "azure_client_secret": "azure_storage_client_secret",
     "azure_tenant_id": "azure_storage_tenant_id",
 }
-_SECRET_OPTIONS = (*_AWS_SECRET_OPTIONS, *_AZURE_OPTIONS.values())
-
-
-class StorageOptions(dict[str, str]):
-    """delta-rs options whose repr masks the keys: options end up in tracebacks and debug
-    output, the credentials must not."""
-
-    def __repr__(self) -> str:
-        shown = {k: (MASK if k in _SECRET_OPTIONS else v) for k, v in self.items()}
-        return f"StorageOptions({shown!r})"
-
-    __str__ = __repr__
 
 
 def storage_options(depot: Depot | None) -> dict[str, str]:
@@ -41,32 +29,16 @@ def storage_options(depot: Depot | None) -> dict[str, str]:
             f"'{depot.name}' is on gs://{depot.storage.bucket}. Accepted: table_formats: "
             "[iceberg] on GCS, or a dual-format table in an S3 or file depot."
         )
-    if depot is None or not isinstance(depot.storage, S3Storage):
+    kind = None if depot is None else kind_of(depot.storage)
+    if depot is None or kind is None:
         return StorageOptions()
-    storage = depot.storage
-    options = StorageOptions(AWS_REGION=storage.region)
-    if storage.endpoint:
-        options["AWS_ENDPOINT_URL"] = storage.endpoint
-        if storage.endpoint.lower().startswith("http://"):
-            options["AWS_ALLOW_HTTP"] = "true"
-    for key, secret in zip(
-        _AWS_SECRET_OPTIONS,
-        (
-            depot.secrets.aws_access_key,
-            depot.secrets.aws_secret_key,
-            depot.secrets.aws_session_token,
-        ),
-        strict=True,
-    ):
-        if secret:
-            options[key] = secret.reveal()
-    return options
+    return kind.delta_options(depot)
 
 
 def _azure_options(depot: Depot, storage: AbfssStorage) -> StorageOptions:
     """ADLS Gen2 through object_store's Azure client (the Blob API), with the depot's one
     credential form; an endpoint (a private one, an emulator) as its Blob URL."""
-    options = StorageOptions(azure_storage_account_name=storage.account)
+    options = StorageOptions(_AZURE_OPTIONS.values(), azure_storage_account_name=storage.account)
     if storage.endpoint:
         options["azure_storage_endpoint"] = blob_endpoint(storage)
         if storage.endpoint.lower().startswith("http://"):

@@ -15,10 +15,10 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.embedded import EmbeddedCatalog, prepare_catalog
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
-from dbt.adapters.lakehouse.engine.role_conf import ROLE_SYSTEM_PROPERTIES
 from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import ROLE_SYSTEM_PROPERTIES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,7 +37,7 @@ def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
             system.setProperty(prop, wanted[prop])
         else:
             system.clearProperty(prop)
-    # A role's STS region and endpoint (engine/role_conf.py): cleared only when an earlier
+    # A role's STS region and endpoint (storage/s3/role_conf.py): cleared only when an earlier
     # session of this JVM set them, so a user's own -Daws.region stays.
     for prop in ROLE_SYSTEM_PROPERTIES:
         if prop in wanted:

@@ -1,12 +1,12 @@
 """The Spark configuration a Depot implies: SparkConf keys, runtime-only secrets, jar sets.
 
 This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
-verified in docs/runtime.md, "Catalogs" and "S3 configuration"; each storage's own settings are
-in s3_conf.py, azure_conf.py and gcs_conf.py, a role's in role_conf.py). It keeps secrets out of
-`conf`: SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and
-passwords go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at
-runtime. It starts nothing and reads no environment. `catalog_context` says what an error
-message may tell of a catalog (name, type, depot, region, Glue endpoint; no secrets).
+verified in docs/runtime.md, "Catalogs" and "S3 configuration"; each storage's own settings are its
+kind's, from profile/depot/storage/'s registry, or azure_conf.py's and gcs_conf.py's). It keeps
+secrets out of `conf`: SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys,
+tokens and passwords go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies
+at runtime. It starts nothing and reads no environment. `catalog_context` says what an error message
+may tell of a catalog (name, type, depot, region, Glue endpoint; no secrets).
 """
 
 from __future__ import annotations
@@ -18,18 +18,6 @@ from dataclasses import dataclass, field
 from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, claim_container, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.engine.gcs_conf import claim_gcs_bucket, gcs_catalog_conf
-from dbt.adapters.lakehouse.engine.role_conf import (
-    BASE_KEY_PROPERTIES,
-    SDK_DEFAULT_CHAIN,
-    iceberg_role_conf,
-    s3a_role_conf,
-)
-from dbt.adapters.lakehouse.engine.s3_conf import (
-    claim_bucket,
-    put_secret,
-    s3a_conf,
-    s3fileio_conf,
-)
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
@@ -37,6 +25,10 @@ from dbt.adapters.lakehouse.profile.depot import (
     GcsStorage,
     S3Storage,
 )
+from dbt.adapters.lakehouse.profile.depot.storage import kind_of
+from dbt.adapters.lakehouse.profile.depot.storage.kind import ConfParts, Owners
+from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import put_secret
+from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import BASE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.profile.secrets import (
     REDACTION_REGEX,
     is_secret_key,
@@ -48,7 +40,6 @@ SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 JDBC_CATALOG = "org.apache.iceberg.jdbc.JdbcCatalog"
 GLUE_CATALOG = "org.apache.iceberg.aws.glue.GlueCatalog"
 NESSIE_CATALOG = "org.apache.iceberg.nessie.NessieCatalog"
-HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 # Iceberg's Glue client (AWS SDK v2) takes credentials only from a provider class with a static
 # `create()` / `create(Map)` (`client.credentials-provider`), and no class in the Iceberg runtime
@@ -64,8 +55,8 @@ GLUE_KEY_PROPERTIES = BASE_KEY_PROPERTIES
 _CATALOG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 # A dead endpoint must fail within seconds, not after the client's default retry storm
-# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a's: s3_conf.py). Catalog
-# properties override each of them.
+# (Iceberg's REST client: no connect timeout of its own, 5 retries; s3a's: storage/s3/conf.py).
+# Catalog properties override each of them.
 REST_CLIENT_LIMITS = {
     "rest.client.connection-timeout-ms": "10000",
     "rest.client.socket-timeout-ms": "60000",
@@ -106,9 +97,10 @@ def build_spark_conf_plan(
     depots in `mounted` (catalog name -> depot) beside it, each keeping its own S3 settings
     and credentials."""
     plan = _catalog_plan(depot, catalog_name, default=True)
-    s3_owners: dict[str, tuple[str, Depot]] = {}
+    # Each kind's claims apart: a bucket name means one thing to S3, another to GCS.
+    owners: dict[str, Owners] = {}
+    _claim(owners, catalog_name, depot)
     gcs_owners: dict[str, tuple[str, Depot]] = {}
-    claim_bucket(s3_owners, catalog_name, depot)
     abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
     claim_container(abfs_owners, catalog_name, depot)
     claim_gcs_bucket(gcs_owners, catalog_name, depot)
@@ -118,25 +110,32 @@ def build_spark_conf_plan(
                 f"Profile `depots:` mounts a depot as catalog '{name}', the name the profile's "
                 "own depot is mounted as (profile `database`). Accepted: any other catalog name."
             )
-        claim_bucket(s3_owners, name, other)
+        _claim(owners, name, other)
         claim_container(abfs_owners, name, other)
         claim_gcs_bucket(gcs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
 
 
+def _claim(owners: dict[str, Owners], catalog_name: str, depot: Depot) -> None:
+    kind = kind_of(depot.storage)
+    if kind is not None:
+        kind.claim(owners.setdefault(kind.storage_type, {}), catalog_name, depot)
+
+
 def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogContext:
     """What a message may say about where the catalog looks things up (no secrets)."""
-    storage = depot.storage
+    kind = kind_of(depot.storage)
+    where = {} if kind is None else kind.error_context(depot)
     glue = depot.catalog.type == "glue"
     return CatalogContext(
         name=catalog_name,
         kind=depot.catalog.type,
         depot=depot.name,
-        region=storage.region if isinstance(storage, S3Storage) else None,
+        region=where.get("region"),
         endpoint=depot.catalog.properties.get("glue.endpoint") if glue else None,
         default=default,
-        bucket=storage.bucket if isinstance(storage, S3Storage) else None,
+        bucket=where.get("bucket"),
         role_arn=depot.aws_role.arn if depot.aws_role else None,
     )
 
@@ -231,24 +230,10 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
             "configuration. Accepted: rest, hadoop, jdbc, glue, nessie."
         )
 
-    if isinstance(storage, S3Storage):
-        default_io = S3_FILE_IO if catalog.type == "glue" else HADOOP_FILE_IO
-        io_impl = catalog.properties.get("io-impl", default_io)
-        conf[f"{prefix}.io-impl"] = io_impl
-        if io_impl == S3_FILE_IO:
-            s3fileio_conf(storage, secrets, prefix, conf, secret_catalog, depot.aws_role is None)
-            needs.add("aws-sdk-v2")
-        else:
-            # The default depot's settings are the session's; a mounted one's are its
-            # catalog's own, so each keeps its own keys and endpoint.
-            scope = s3a_conf(
-                storage, secrets, conf, secret_hadoop, secret_catalog, None if default else prefix
-            )
-            if depot.aws_role is not None:
-                conf.update(s3a_role_conf(depot.aws_role, secrets, scope))
-            elif not (secrets.aws_access_key and secrets.aws_secret_key):
-                conf[f"{scope}aws.credentials.provider"] = SDK_DEFAULT_CHAIN
-            needs.add("s3a")
+    kind = kind_of(storage)
+    if kind is not None:
+        parts = ConfParts(conf, secret_catalog, secret_hadoop, secret_system, needs)
+        kind.add_catalog_conf(depot, prefix, default, parts)
     if isinstance(storage, AbfssStorage):
         io_impl = catalog.properties.get("io-impl", default_io_impl(secrets))
         conf[f"{prefix}.io-impl"] = io_impl
@@ -261,13 +246,6 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         needs |= gcs_catalog_conf(depot, prefix, default, conf, secret_hadoop, secret_catalog)
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
-    if depot.aws_role is not None and isinstance(storage, S3Storage):
-        # Iceberg's AWS clients (S3FileIO, Glue) act as the role too (engine/role_conf.py).
-        if catalog.type == "glue" or conf.get(f"{prefix}.io-impl") == S3_FILE_IO:
-            role = iceberg_role_conf(depot.aws_role, secrets, prefix, storage.region)
-            conf.update(role.conf)
-            secret_catalog.update(role.secret)
-            secret_system.update(role.system_properties)
 
     # Passed-through properties win over what is derived above; secret-looking ones are
     # applied at runtime like the depot's own secrets.

@@ -1,12 +1,12 @@
 """A depot's Iceberg REST catalog opened through pyiceberg, with no JVM.
 
-The properties are derived from the resolved `Depot`, the same values the Spark plan gives
-Iceberg's Java REST client and FileIO (engine/sparkconf.py, engine/s3_conf.py): the catalog's
-uri and warehouse, the depot's apikey as the bearer token, the S3 endpoint, region and keys.
-A depot that pyiceberg would not open the same way (another catalog type, OAuth2 or SigV4 or
-a role, storage other than S3 or a folder, a property only the JVM client knows) raises
-`PyicebergUnsupported`, and the caller keeps the JVM path. Secrets stay `Secret`s until the
-catalog is built, so a repr or a message of this module never shows one.
+The properties are derived from the resolved `Depot`, the same values the Spark plan gives Iceberg's
+Java REST client and FileIO (engine/sparkconf.py, profile/depot/storage/s3/conf.py): the catalog's
+uri and warehouse, the depot's apikey as the bearer token, the S3 endpoint, region and keys. A depot
+that pyiceberg would not open the same way (another catalog type, OAuth2 or SigV4 or a role, storage
+other than S3 or a folder, a property only the JVM client knows) raises `PyicebergUnsupported`, and
+the caller keeps the JVM path. Secrets stay `Secret`s until the catalog is built, so a repr or a
+message of this module never shows one.
 """
 
 from __future__ import annotations

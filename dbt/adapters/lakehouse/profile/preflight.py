@@ -1,10 +1,10 @@
 """`dbt debug` preflight: is the depot's storage and catalog usable, checked before Spark starts.
 
-This module owns which checks apply to a depot and their one report: the S3 checks
-(preflight_s3.py) for S3 storage, run as the depot's IAM role when it has one
-(preflight_role.py), the Blob checks (preflight_abfss.py) for abfss storage, the GCS checks
-(preflight_gcs.py) for GCS storage, the REST catalog check (preflight_catalog.py) for a REST
-catalog. No secret reaches a message: every text passes `scrub`.
+This module owns which checks apply to a depot and their one report: its storage kind's
+(profile/depot/storage/; S3's run as the depot's IAM role when it has one), the Blob checks
+(preflight_abfss.py) for abfss storage, the GCS checks (preflight_gcs.py) for GCS storage, the
+REST catalog check (preflight_catalog.py) for a REST catalog. No secret reaches a message:
+every text passes `scrub`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,18 @@ from __future__ import annotations
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
     Depot,
-    DepotSecrets,
     GcsStorage,
-    S3Storage,
+)
+from dbt.adapters.lakehouse.profile.depot.storage import kind_of
+from dbt.adapters.lakehouse.profile.depot.storage.kind import PreflightClients
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import (
+    S3ClientFactory,
+    boto3_s3_client,
+)
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight_role import (
+    StsClientFactory,
+    boto3_sts_client,
 )
 from dbt.adapters.lakehouse.profile.gcs_token import HttpRequest, urllib_request
 from dbt.adapters.lakehouse.profile.preflight_abfss import (
@@ -24,13 +33,6 @@ from dbt.adapters.lakehouse.profile.preflight_abfss import (
 )
 from dbt.adapters.lakehouse.profile.preflight_catalog import HttpGet, check_rest_catalog, urllib_get
 from dbt.adapters.lakehouse.profile.preflight_gcs import GcsChecks
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
-from dbt.adapters.lakehouse.profile.preflight_role import (
-    StsClientFactory,
-    assume_for_checks,
-    boto3_sts_client,
-)
-from dbt.adapters.lakehouse.profile.preflight_s3 import S3Checks, S3ClientFactory, boto3_s3_client
 from dbt.adapters.lakehouse.profile.secrets import scrub
 
 # Seconds: a preflight that hangs is worse than one that says "unreachable".
@@ -50,17 +52,15 @@ def run_preflight(
     """Every check that applies to `depot`; problems are collected, not raised one by one."""
     report = PreflightReport()
     hidden = depot.secret_values()
-    if isinstance(depot.storage, S3Storage):
-        secrets: DepotSecrets | None = depot.secrets
-        principal = "these credentials"
-        if depot.aws_role is not None:
-            # S3 is checked as the role, with its temporary credentials (hidden like the keys).
-            role = depot.aws_role
-            secrets = assume_for_checks(role, depot.secrets, sts_client_factory, timeout, report)
-            hidden += [] if secrets is None else secrets.values()
-            principal = f"role {role.arn}"
-        if secrets is not None:
-            S3Checks(depot.storage, secrets, s3_client_factory, timeout, report, principal).run()
+    clients = PreflightClients(
+        s3=s3_client_factory,
+        sts=sts_client_factory,
+        abfss=abfss_client_factory,
+        gcs_request=gcs_request,
+    )
+    kind = kind_of(depot.storage)
+    if kind is not None:
+        hidden += kind.preflight(depot, clients, timeout, report)
     if isinstance(depot.storage, AbfssStorage):
         AbfssChecks(depot.storage, depot.secrets, abfss_client_factory, timeout, report).run()
     elif isinstance(depot.storage, GcsStorage):

@@ -24,7 +24,7 @@ from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot import AbfssStorage, DepotSecrets
 from dbt.adapters.lakehouse.profile.depot.azure import AZURE_LOGIN_HOST, blob_endpoint
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import quote
 
 from dbt.adapters.lakehouse.profile.depot import CatalogSpec, DepotSecrets
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 # (url, headers, timeout) -> (HTTP status, body); raises OSError when nothing answers.

@@ -12,13 +12,13 @@ import uuid
 from urllib.parse import quote
 
 from dbt.adapters.lakehouse.profile.depot import DepotSecrets, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.gcs_token import (
     HttpRequest,
     TokenError,
     default_chain_token,
     key_token,
 )
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 GCS_API = "https://storage.googleapis.com"

@@ -5,8 +5,8 @@ A depot's `secrets:` or the profile may name `aws_role_arn` (with `aws_external_
 as `aws_region` does. The role is assumed with STS by the depot's keys, or, without keys, by
 the default AWS chain (environment, web identity, instance profile). AWS_ROLE_ARN in the
 environment is not read here: it belongs to web identity (EKS), which the default chain
-handles. This module owns the keys, their checks and where STS is reached; engine/role_conf.py
-turns an `AwsRole` into Spark conf.
+handles. This module owns the keys, their checks and where STS is reached;
+storage/s3/role_conf.py turns an `AwsRole` into Spark conf.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ that two depots sharing a bucket share its settings. Keys go to the runtime-only
 from __future__ import annotations
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"

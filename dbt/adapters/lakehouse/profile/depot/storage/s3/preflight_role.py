@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot import DepotSecrets
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 StsClientFactory = Callable[[AwsRole, DepotSecrets, float], Any]

@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot import DepotSecrets, S3Storage
-from dbt.adapters.lakehouse.profile.preflight_report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 

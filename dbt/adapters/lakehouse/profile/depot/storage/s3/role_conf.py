@@ -17,9 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.engine.jars.lines import installed_line
-from dbt.adapters.lakehouse.engine.s3_conf import SIMPLE_CREDENTIALS, TEMPORARY_CREDENTIALS
-from dbt.adapters.lakehouse.profile.depot import DepotSecrets
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets
+from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import (
+    SIMPLE_CREDENTIALS,
+    TEMPORARY_CREDENTIALS,
+)
 
 ASSUMED_ROLE_PROVIDER = "org.apache.hadoop.fs.s3a.auth.AssumedRoleCredentialProvider"
 # The AWS SDK's default chain: environment, system properties, web identity (EKS), profile,

@@ -1,0 +1,127 @@
+"""storageType s3: an S3 (or S3-compatible) bucket and prefix, reached as the depot's keys, the
+default AWS chain, or an IAM role (profile/depot/aws_role.py).
+
+Spark conf: hadoop-aws s3a under HadoopFileIO, or Iceberg's S3FileIO (conf.py), acting as a
+role (role_conf.py); `dbt debug`: bucket, region and permissions with boto3 (preflight.py), as
+the role (preflight_role.py); Delta: object_store's AWS options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.storage.kind import (
+    HADOOP_FILE_IO,
+    ConfParts,
+    Owners,
+    PreflightClients,
+    StorageOptions,
+)
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
+from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import (
+    claim_bucket,
+    s3a_conf,
+    s3fileio_conf,
+)
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import S3Checks
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight_role import assume_for_checks
+from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
+    SDK_DEFAULT_CHAIN,
+    iceberg_role_conf,
+    s3a_role_conf,
+)
+
+_AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+class S3Kind:
+    storage_type = "s3"
+    storage_class: type = S3Storage
+
+    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
+        claim_bucket(owners, catalog_name, depot)
+
+    def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
+        storage = _storage(depot)
+        secrets, conf = depot.secrets, parts.conf
+        glue = depot.catalog.type == "glue"
+        io_impl = depot.catalog.properties.get("io-impl", S3_FILE_IO if glue else HADOOP_FILE_IO)
+        conf[f"{prefix}.io-impl"] = io_impl
+        if io_impl == S3_FILE_IO:
+            s3fileio_conf(
+                storage, secrets, prefix, conf, parts.secret_catalog, depot.aws_role is None
+            )
+            parts.jar_needs.add("aws-sdk-v2")
+        else:
+            # The default depot's settings are the session's; a mounted one's are its
+            # catalog's own, so each keeps its own keys and endpoint.
+            scope = s3a_conf(
+                storage,
+                secrets,
+                conf,
+                parts.secret_hadoop,
+                parts.secret_catalog,
+                None if default else prefix,
+            )
+            if depot.aws_role is not None:
+                conf.update(s3a_role_conf(depot.aws_role, secrets, scope))
+            elif not (secrets.aws_access_key and secrets.aws_secret_key):
+                conf[f"{scope}aws.credentials.provider"] = SDK_DEFAULT_CHAIN
+            parts.jar_needs.add("s3a")
+        # Iceberg's AWS clients (S3FileIO, Glue) act as the role too (role_conf.py).
+        if depot.aws_role is not None and (glue or io_impl == S3_FILE_IO):
+            role = iceberg_role_conf(depot.aws_role, secrets, prefix, storage.region)
+            conf.update(role.conf)
+            parts.secret_catalog.update(role.secret)
+            parts.secret_system.update(role.system_properties)
+
+    def error_context(self, depot: Depot) -> Mapping[str, str | None]:
+        storage = _storage(depot)
+        return {"region": storage.region, "bucket": storage.bucket}
+
+    def preflight(
+        self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
+    ) -> list[str]:
+        secrets: DepotSecrets | None = depot.secrets
+        principal = "these credentials"
+        made: list[str] = []
+        if depot.aws_role is not None:
+            # S3 is checked as the role, with its temporary credentials (hidden like the keys).
+            role = depot.aws_role
+            secrets = assume_for_checks(role, depot.secrets, clients.sts, timeout, report)
+            made = [] if secrets is None else secrets.values()
+            principal = f"role {role.arn}"
+        if secrets is not None:
+            S3Checks(_storage(depot), secrets, clients.s3, timeout, report, principal).run()
+        return made
+
+    def delta_options(self, depot: Depot) -> StorageOptions:
+        storage = _storage(depot)
+        options = StorageOptions(_AWS_SECRET_OPTIONS, AWS_REGION=storage.region)
+        if storage.endpoint:
+            options["AWS_ENDPOINT_URL"] = storage.endpoint
+            if storage.endpoint.lower().startswith("http://"):
+                options["AWS_ALLOW_HTTP"] = "true"
+        for key, secret in zip(
+            _AWS_SECRET_OPTIONS,
+            (
+                depot.secrets.aws_access_key,
+                depot.secrets.aws_secret_key,
+                depot.secrets.aws_session_token,
+            ),
+            strict=True,
+        ):
+            if secret:
+                options[key] = secret.reveal()
+        return options
+
+
+def _storage(depot: Depot) -> S3Storage:
+    # The registry hands a depot only to its own kind.
+    assert isinstance(depot.storage, S3Storage)
+    return depot.storage
+
+
+KIND = S3Kind()
