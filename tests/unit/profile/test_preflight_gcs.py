@@ -16,7 +16,7 @@ from dbt.adapters.lakehouse.profile.depot import (
     GcsStorage,
     Secret,
 )
-from dbt.adapters.lakehouse.profile.gcs_token import TokenError, default_chain_token
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.token import TokenError, default_chain_token
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from unit.profile.gcs_key import service_account_key
 
@@ -93,7 +93,7 @@ def test_the_jwt_names_the_key_and_is_verifiable() -> None:
         seen.append(body or b"")
         return 200, b'{"access_token": "t"}'
 
-    from dbt.adapters.lakehouse.profile.gcs_token import key_token
+    from dbt.adapters.lakehouse.profile.depot.storage.gcs.token import key_token
 
     assert key_token(key, capture, 1.0, "k") == "t"
     assertion = seen[0].decode().split("assertion=")[1]

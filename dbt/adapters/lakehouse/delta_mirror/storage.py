@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dbt.adapters.lakehouse.profile.depot.azure import blob_endpoint
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot
 from dbt.adapters.lakehouse.profile.depot.storage import kind_of
 from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageOptions
-from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 
 # object_store's names (deltalake's storage_options) of the depot's Azure secrets.
 _AZURE_OPTIONS = {
@@ -23,12 +22,6 @@ def storage_options(depot: Depot | None) -> dict[str, str]:
     keys, so the log lands where the catalog's files are, with the same credentials."""
     if depot is not None and isinstance(depot.storage, AbfssStorage):
         return _azure_options(depot, depot.storage)
-    if depot is not None and isinstance(depot.storage, GcsStorage):
-        raise DeltaConfigError(
-            f"The Delta log beside Iceberg is not available on GCS depots yet; depot "
-            f"'{depot.name}' is on gs://{depot.storage.bucket}. Accepted: table_formats: "
-            "[iceberg] on GCS, or a dual-format table in an S3 or file depot."
-        )
     kind = None if depot is None else kind_of(depot.storage)
     if depot is None or kind is None:
         return StorageOptions()

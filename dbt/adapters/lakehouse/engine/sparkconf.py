@@ -2,11 +2,11 @@
 
 This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
 verified in docs/runtime.md, "Catalogs" and "S3 configuration"; each storage's own settings are its
-kind's, from profile/depot/storage/'s registry, or azure_conf.py's and gcs_conf.py's). It keeps
-secrets out of `conf`: SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys,
-tokens and passwords go to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies
-at runtime. It starts nothing and reads no environment. `catalog_context` says what an error message
-may tell of a catalog (name, type, depot, region, Glue endpoint; no secrets).
+kind's, from profile/depot/storage/'s registry, or azure_conf.py's). It keeps secrets out of `conf`:
+SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords go
+to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It starts
+nothing and reads no environment. `catalog_context` says what an error message may tell of a catalog
+(name, type, depot, region, Glue endpoint; no secrets).
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, claim_container, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
-from dbt.adapters.lakehouse.engine.gcs_conf import claim_gcs_bucket, gcs_catalog_conf
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
     Depot,
-    GcsStorage,
     S3Storage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage import kind_of
@@ -76,7 +74,7 @@ class SparkConfPlan:
     jar_needs: logical jar sets: iceberg (always), h2 / sqlite / postgresql (a JDBC catalog's
         driver),
         s3a (S3 through hadoop-aws), aws-sdk-v2 (Iceberg S3FileIO and the Glue catalog),
-        gcs-connector / gcp-bundle (GCS, engine/gcs_conf.py).
+        gcs-connector / gcp-bundle (GCS, profile/depot/storage/gcs/conf.py).
     secret_system_properties: the driver JVM's system properties a glue catalog's client reads
         its keys from (GLUE_KEY_PROPERTIES), set with java.lang.System.setProperty before the
         catalog's first request and cleared when the session stops. One JVM has one set, so
@@ -100,10 +98,8 @@ def build_spark_conf_plan(
     # Each kind's claims apart: a bucket name means one thing to S3, another to GCS.
     owners: dict[str, Owners] = {}
     _claim(owners, catalog_name, depot)
-    gcs_owners: dict[str, tuple[str, Depot]] = {}
     abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
     claim_container(abfs_owners, catalog_name, depot)
-    claim_gcs_bucket(gcs_owners, catalog_name, depot)
     for name, other in (mounted or {}).items():
         if name == catalog_name:
             raise DepotConfigError(
@@ -112,7 +108,6 @@ def build_spark_conf_plan(
             )
         _claim(owners, name, other)
         claim_container(abfs_owners, name, other)
-        claim_gcs_bucket(gcs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
 
@@ -242,8 +237,6 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
         secret_catalog.update(azure.secret_catalog)
         secret_hadoop.update(azure.secret_hadoop)
         needs |= azure.jar_needs
-    elif isinstance(storage, GcsStorage):
-        needs |= gcs_catalog_conf(depot, prefix, default, conf, secret_hadoop, secret_catalog)
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
 

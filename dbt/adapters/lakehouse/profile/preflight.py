@@ -2,7 +2,7 @@
 
 This module owns which checks apply to a depot and their one report: its storage kind's
 (profile/depot/storage/; S3's run as the depot's IAM role when it has one), the Blob checks
-(preflight_abfss.py) for abfss storage, the GCS checks (preflight_gcs.py) for GCS storage, the
+(preflight_abfss.py) for abfss storage, the
 REST catalog check (preflight_catalog.py) for a REST catalog. No secret reaches a message:
 every text passes `scrub`.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dbt.adapters.lakehouse.profile.depot import (
     AbfssStorage,
     Depot,
-    GcsStorage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage import kind_of
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.token import HttpRequest, urllib_request
 from dbt.adapters.lakehouse.profile.depot.storage.kind import PreflightClients
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import (
@@ -25,14 +25,12 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight_role import (
     StsClientFactory,
     boto3_sts_client,
 )
-from dbt.adapters.lakehouse.profile.gcs_token import HttpRequest, urllib_request
 from dbt.adapters.lakehouse.profile.preflight_abfss import (
     AbfssChecks,
     AbfssClientFactory,
     blob_container_client,
 )
 from dbt.adapters.lakehouse.profile.preflight_catalog import HttpGet, check_rest_catalog, urllib_get
-from dbt.adapters.lakehouse.profile.preflight_gcs import GcsChecks
 from dbt.adapters.lakehouse.profile.secrets import scrub
 
 # Seconds: a preflight that hangs is worse than one that says "unreachable".
@@ -63,8 +61,6 @@ def run_preflight(
         hidden += kind.preflight(depot, clients, timeout, report)
     if isinstance(depot.storage, AbfssStorage):
         AbfssChecks(depot.storage, depot.secrets, abfss_client_factory, timeout, report).run()
-    elif isinstance(depot.storage, GcsStorage):
-        GcsChecks(depot.storage, depot.secrets, gcs_request, timeout, report).run()
     if depot.catalog.type == "rest":
         check_rest_catalog(
             depot.catalog, depot.storage.warehouse_uri, depot.secrets, http_get, timeout, report

@@ -18,7 +18,6 @@ from dbt.adapters.lakehouse.profile.depot.azure import (
     abfss_secrets,
     abfss_storage,
 )
-from dbt.adapters.lakehouse.profile.depot.gcs import check_storage_secrets, resolve_gcs_storage
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
     AbfssStorage,
@@ -32,6 +31,10 @@ from dbt.adapters.lakehouse.profile.depot.model import (
 )
 from dbt.adapters.lakehouse.profile.depot.parse import _Draft
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
+    check_storage_secrets,
+    resolve_gcs_storage,
+)
 from dbt.adapters.lakehouse.profile.depot.table_defaults import (
     DeltaConfigError,
     FormatVersionError,

@@ -7,10 +7,10 @@ STORAGE_TYPES.
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.profile.depot.storage import s3
+from dbt.adapters.lakehouse.profile.depot.storage import gcs, s3
 from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageKind
 
-KINDS: dict[str, StorageKind] = {kind.storage_type: kind for kind in (s3.KIND,)}
+KINDS: dict[str, StorageKind] = {kind.storage_type: kind for kind in (s3.KIND, gcs.KIND)}
 _BY_CLASS = {kind.storage_class: kind for kind in KINDS.values()}
 
 

@@ -11,16 +11,16 @@ Two routes to a `gs://` warehouse, as for S3 (docs/runtime.md, "GCS"):
   `gcp-bundle`). Iceberg 1.10's GCSFileIO takes no service-account key (only an OAuth2 token or
   the default chain), so a depot with a key is refused on this route.
 With an emulator endpoint and no key, both run unauthenticated, as emulators expect. Secrets go
-to the runtime-only conf (never SparkConf), like the S3 keys in sparkconf.py.
+to the runtime-only conf (never SparkConf), like the S3 keys (storage/s3/conf.py).
 """
 
 from __future__ import annotations
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import Depot, GcsStorage
-from dbt.adapters.lakehouse.profile.depot.gcs import parsed_key
+from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import parsed_key
+from dbt.adapters.lakehouse.profile.depot.storage.kind import HADOOP_FILE_IO
 
-HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 GCS_FILE_IO = "org.apache.iceberg.gcp.gcs.GCSFileIO"
 GCS_FILESYSTEM = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
 GCS_ABSTRACT_FILESYSTEM = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS"

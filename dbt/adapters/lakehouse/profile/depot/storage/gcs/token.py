@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from dbt.adapters.lakehouse.profile.depot.gcs import key_problems, parsed_key
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import key_problems, parsed_key
 
 SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"

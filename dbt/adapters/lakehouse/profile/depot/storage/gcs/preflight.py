@@ -1,7 +1,7 @@
 """The preflight of GCS storage, over the JSON API: the credentials give a token, the bucket
 exists and answers, and they may list, write and delete under the prefix (a tiny probe object,
 removed again). Each failure GCS can answer with is explained with its fix. HTTP goes through
-one injected function (`gcs_token.HttpRequest`), so the checks are tested without the outside
+one injected function (`token.HttpRequest`), so the checks are tested without the outside
 world. An emulator endpoint without a key is checked unauthenticated, as the JVM's client runs.
 """
 
@@ -11,14 +11,14 @@ import json
 import uuid
 from urllib.parse import quote
 
-from dbt.adapters.lakehouse.profile.depot import DepotSecrets, GcsStorage
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
-from dbt.adapters.lakehouse.profile.gcs_token import (
+from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.token import (
     HttpRequest,
     TokenError,
     default_chain_token,
     key_token,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 GCS_API = "https://storage.googleapis.com"

@@ -1,0 +1,64 @@
+"""storageType gcs: a Google Cloud Storage bucket and prefix, reached with a service-account
+key, the default Google chain, or unauthenticated on an emulator.
+
+Its section and key checks are section.py's; Spark conf: Hadoop's GCS connector or Iceberg's
+GCSFileIO (conf.py); `dbt debug`: token, bucket and permissions over the JSON API (preflight.py,
+token.py); Delta: not available yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
+    claim_gcs_bucket,
+    gcs_catalog_conf,
+)
+from dbt.adapters.lakehouse.profile.depot.storage.gcs.preflight import GcsChecks
+from dbt.adapters.lakehouse.profile.depot.storage.kind import (
+    ConfParts,
+    Owners,
+    PreflightClients,
+    StorageOptions,
+)
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
+from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
+
+
+class GcsKind:
+    storage_type = "gcs"
+    storage_class: type = GcsStorage
+
+    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
+        claim_gcs_bucket(owners, catalog_name, depot)
+
+    def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
+        parts.jar_needs |= gcs_catalog_conf(
+            depot, prefix, default, parts.conf, parts.secret_hadoop, parts.secret_catalog
+        )
+
+    def error_context(self, depot: Depot) -> Mapping[str, str | None]:
+        return {}
+
+    def preflight(
+        self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
+    ) -> list[str]:
+        GcsChecks(_storage(depot), depot.secrets, clients.gcs_request, timeout, report).run()
+        return []
+
+    def delta_options(self, depot: Depot) -> StorageOptions:
+        raise DeltaConfigError(
+            f"The Delta log beside Iceberg is not available on GCS depots yet; depot "
+            f"'{depot.name}' is on gs://{_storage(depot).bucket}. Accepted: table_formats: "
+            "[iceberg] on GCS, or a dual-format table in an S3 or file depot."
+        )
+
+
+def _storage(depot: Depot) -> GcsStorage:
+    # The registry hands a depot only to its own kind.
+    assert isinstance(depot.storage, GcsStorage)
+    return depot.storage
+
+
+KIND = GcsKind()
