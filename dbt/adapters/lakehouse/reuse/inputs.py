@@ -65,13 +65,11 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
     # has `"table": null`: `a EXCEPT b` and `b EXCEPT a` would digest alike), VALUES' rows.
     leaves: list[str] = []
     for plan in plans:
-        for leaf in _scala_list(plan.collectLeaves()):
-            kind = leaf.getClass().getSimpleName()
-            if kind == "LocalRelation":
-                leaves.append(str(leaf.data().mkString("\n")))
+        for kind, data, found in _leaves(plan.collectLeaves()):
+            if data is not None:
+                leaves.append(data)
             if kind in _CONSTANT_LEAVES:
                 continue
-            found = _iceberg_table(leaf) if kind == "DataSourceV2Relation" else None
             if isinstance(found, TableName):
                 tables[str(found)] = found
                 leaves.append(str(found))
@@ -88,6 +86,44 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
         tuple(sorted(varying)),
         plan_digest(document, leaves),
     )
+
+
+# A leaf's text with its expression ids left out: two leaves with the same text read the same
+# relation the same way (a view read twice is two leaves, each with its own ids); a table's text
+# names its branch or version (`t.branch_b`, `t VERSION AS OF 'b'`), VALUES' text not its rows.
+_EXPR_ID = re.compile(r"#\d+L?")
+_LEAF_SEPARATOR = "\u0000"
+
+
+def _leaves(found: Any) -> list[tuple[str, str | None, TableName | str | None]]:
+    """Each leaf of a plan as (its class's simple name, a VALUES leaf's rows, its Iceberg table
+    or why it is not one), in plan order. A view stacked on views is one leaf per reference
+    (2^n over n levels that each read the one below twice): each distinct leaf is asked about
+    once, the others take its answer (a dozen py4j round trips a leaf otherwise)."""
+    count = found.size()
+    if count == 0:
+        return []
+    texts = str(found.mkString(_LEAF_SEPARATOR)).split(_LEAF_SEPARATOR)
+    if len(texts) != count:  # a leaf's text holding the separator: ask each one
+        texts = [str(i) for i in range(count)]
+    answers: dict[str, tuple[str, str | None, TableName | str | None]] = {}
+    out = []
+    for i, text in enumerate(texts):
+        key = _EXPR_ID.sub("#", text)
+        if key.startswith("LocalRelation"):  # its rows are not in its text: asked each time
+            out.append(_leaf(found.apply(i)))
+            continue
+        if key not in answers:
+            answers[key] = _leaf(found.apply(i))
+        out.append(answers[key])
+    return out
+
+
+def _leaf(leaf: Any) -> tuple[str, str | None, TableName | str | None]:
+    kind = str(leaf.getClass().getSimpleName())
+    data = str(leaf.data().mkString("\n")) if kind == "LocalRelation" else None
+    found = _iceberg_table(leaf) if kind == "DataSourceV2Relation" else None
+    return kind, data, found
 
 
 def _iceberg_table(leaf: Any) -> TableName | str:
