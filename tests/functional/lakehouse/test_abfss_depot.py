@@ -24,7 +24,7 @@ from dbt.adapters.lakehouse.engine.jars import ABFS_JARS, ICEBERG_JARS
 from dbt.adapters.lakehouse.engine.jars.lines import installed_line
 from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
 from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
-from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import ADLS_FILE_IO
 from dbt.adapters.lakehouse.profile.preflight import run_preflight
 from functional.infra.azurite import AzuriteServer
 from functional.infra.servers import compiled_java, pyspark_jars

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lakehouse.engine.azure_conf import ABFS_LIMITS, CLIENT_CREDENTIALS
 from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
@@ -16,7 +15,8 @@ from dbt.adapters.lakehouse.profile.depot import (
     S3Storage,
     Secret,
 )
-from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import ABFS_LIMITS, CLIENT_CREDENTIALS
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import ADLS_FILE_IO
 from dbt.adapters.lakehouse.profile.depot.storage.kind import HADOOP_FILE_IO
 from dbt.adapters.lakehouse.profile.secrets import is_secret_key
 

@@ -10,7 +10,7 @@ import pytest
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import AbfssStorage, Depot, resolve_depot
-from dbt.adapters.lakehouse.profile.depot.azure import ADLS_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import ADLS_FILE_IO
 
 ACCOUNT_KEY = "ZmFrZUFjY291bnRLZXk9PQ-abfss"
 SAS_TOKEN = "sv=2024-11-04&ss=b&sig=fakeSasSignature%3D"

@@ -14,13 +14,13 @@ from azure.core.exceptions import (
 )
 
 from dbt.adapters.lakehouse.profile.depot import AbfssStorage, DepotSecrets, Secret
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
-from dbt.adapters.lakehouse.profile.preflight_abfss import (
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.preflight import (
     AbfssChecks,
     ClientSecretToken,
     blob_container_client,
     blob_endpoint,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 
 KEY = "ZmFrZUFjY291bnRLZXk9PQ-preflight"
 STORAGE = AbfssStorage("acct", "lake", "wh")

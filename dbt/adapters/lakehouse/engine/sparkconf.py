@@ -2,7 +2,7 @@
 
 This module owns the mapping from a resolved `Depot` to Spark and Iceberg settings (the keys
 verified in docs/runtime.md, "Catalogs" and "S3 configuration"; each storage's own settings are its
-kind's, from profile/depot/storage/'s registry, or azure_conf.py's). It keeps secrets out of `conf`:
+kind's, from profile/depot/storage/'s registry). It keeps secrets out of `conf`:
 SparkConf is visible in the Spark UI, event logs and `getConf()`, so keys, tokens and passwords go
 to `secret_catalog_conf` / `secret_hadoop_conf`, which the session applies at runtime. It starts
 nothing and reads no environment. `catalog_context` says what an error message may tell of a catalog
@@ -15,16 +15,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dbt.adapters.lakehouse.engine.azure_conf import abfss_plan, claim_container, default_io_impl
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot import (
-    AbfssStorage,
     Depot,
     S3Storage,
 )
-from dbt.adapters.lakehouse.profile.depot.storage import kind_of
 from dbt.adapters.lakehouse.profile.depot.storage.kind import ConfParts, Owners
+from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import put_secret
 from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import BASE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.profile.secrets import (
@@ -98,8 +96,6 @@ def build_spark_conf_plan(
     # Each kind's claims apart: a bucket name means one thing to S3, another to GCS.
     owners: dict[str, Owners] = {}
     _claim(owners, catalog_name, depot)
-    abfs_owners: dict[tuple[str, str], tuple[str, Depot]] = {}
-    claim_container(abfs_owners, catalog_name, depot)
     for name, other in (mounted or {}).items():
         if name == catalog_name:
             raise DepotConfigError(
@@ -107,7 +103,6 @@ def build_spark_conf_plan(
                 "own depot is mounted as (profile `database`). Accepted: any other catalog name."
             )
         _claim(owners, name, other)
-        claim_container(abfs_owners, name, other)
         plan = _merged(plan, _catalog_plan(other, name, default=False), other, name)
     return plan
 
@@ -229,14 +224,6 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
     if kind is not None:
         parts = ConfParts(conf, secret_catalog, secret_hadoop, secret_system, needs)
         kind.add_catalog_conf(depot, prefix, default, parts)
-    if isinstance(storage, AbfssStorage):
-        io_impl = catalog.properties.get("io-impl", default_io_impl(secrets))
-        conf[f"{prefix}.io-impl"] = io_impl
-        azure = abfss_plan(storage, secrets, prefix, io_impl, default)
-        conf.update(azure.conf)
-        secret_catalog.update(azure.secret_catalog)
-        secret_hadoop.update(azure.secret_hadoop)
-        needs |= azure.jar_needs
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
 

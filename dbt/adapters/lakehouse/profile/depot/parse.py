@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
-from dbt.adapters.lakehouse.profile.depot.azure import check_account, check_container
 from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
+    check_account,
+    check_container,
+)
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
 _SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats", "formatVersion")

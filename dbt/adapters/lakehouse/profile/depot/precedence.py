@@ -13,11 +13,6 @@ from typing import NoReturn
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
-from dbt.adapters.lakehouse.profile.depot.azure import (
-    AZURE_SECRET_ENV,
-    abfss_secrets,
-    abfss_storage,
-)
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
     AbfssStorage,
@@ -31,6 +26,11 @@ from dbt.adapters.lakehouse.profile.depot.model import (
 )
 from dbt.adapters.lakehouse.profile.depot.parse import _Draft
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
+    AZURE_SECRET_ENV,
+    abfss_secrets,
+    abfss_storage,
+)
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
     check_storage_secrets,
     resolve_gcs_storage,

@@ -1,19 +1,6 @@
-"""The storage kinds, one module (or package) each, by `spec.storageType`.
+"""The storage kinds (S3, GCS, abfss, a local folder), one package or module each, behind
+kind.py's `StorageKind`; registry.py maps a storageType, or a resolved storage, to its kind.
 
-Adding a kind: a module implementing `kind.StorageKind` (its storage class, Spark conf, `dbt
-debug` checks, Delta options), one entry in `KINDS`, and its storageType in model.py's
-STORAGE_TYPES.
+Nothing is imported here: the depot parsers import a kind's section module while the depot
+package loads, and the registry imports every kind, which import the parsers back.
 """
-
-from __future__ import annotations
-
-from dbt.adapters.lakehouse.profile.depot.storage import gcs, s3
-from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageKind
-
-KINDS: dict[str, StorageKind] = {kind.storage_type: kind for kind in (s3.KIND, gcs.KIND)}
-_BY_CLASS = {kind.storage_class: kind for kind in KINDS.values()}
-
-
-def kind_of(storage: object) -> StorageKind | None:
-    """The kind of a resolved depot's storage."""
-    return _BY_CLASS.get(type(storage))

@@ -22,8 +22,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot import AbfssStorage, DepotSecrets
-from dbt.adapters.lakehouse.profile.depot.azure import AZURE_LOGIN_HOST, blob_endpoint
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, DepotSecrets
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
+    AZURE_LOGIN_HOST,
+    blob_endpoint,
+)
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"

@@ -5,7 +5,7 @@ allows, an optional endpoint, and exactly one credential form (an account key, a
 a service principal's client id, secret and tenant), taken from the depot's secrets or, when
 the depot has none, from the environment Azure's own tools read (AZURE_STORAGE_KEY,
 AZURE_STORAGE_SAS_TOKEN, AZURE_CLIENT_ID / AZURE_CLIENT_SECRET / AZURE_TENANT_ID). It also
-owns the rules that tie the credential form to the Iceberg FileIO (engine/azure_conf.py): a
+owns the rules that tie the credential form to the Iceberg FileIO (conf.py): a
 SAS token is read only by Iceberg's ADLSFileIO, a service principal only by Hadoop's ABFS.
 """
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.azure import (
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, DepotSecrets
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
     ADLS_FILE_IO,
     AZURE_LOGIN_HOST,
     KEY,
@@ -25,7 +26,6 @@ from dbt.adapters.lakehouse.profile.depot.azure import (
     SERVICE_PRINCIPAL,
     credential_form,
 )
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, DepotSecrets
 
 HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 ABFS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.AzureBlobFileSystem"

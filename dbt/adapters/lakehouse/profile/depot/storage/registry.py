@@ -1,0 +1,21 @@
+"""The storage kinds by `spec.storageType`, and a resolved storage's kind.
+
+Adding a kind: a module implementing `kind.StorageKind` (its storage class, Spark conf, `dbt
+debug` checks, Delta options), one entry in `KINDS`, and its storageType in model.py's
+STORAGE_TYPES.
+"""
+
+from __future__ import annotations
+
+from dbt.adapters.lakehouse.profile.depot.storage import abfss, gcs, s3
+from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageKind
+
+KINDS: dict[str, StorageKind] = {
+    kind.storage_type: kind for kind in (s3.KIND, gcs.KIND, abfss.KIND)
+}
+_BY_CLASS = {kind.storage_class: kind for kind in KINDS.values()}
+
+
+def kind_of(storage: object) -> StorageKind | None:
+    """The kind of a resolved depot's storage."""
+    return _BY_CLASS.get(type(storage))
