@@ -105,13 +105,15 @@ def test_rows_are_written_as_literals_and_read_back() -> None:
     assert sql.startswith("insert into `c`.`lakehouse_system`.`test_results` values ('a', ")
     assert '\'{"lakehouse.build.sql_hash": "h", "note": "it\\\'s a \\\\\\\\ test"}\'' in sql
     assert "timestamp '2026-01-02 03:04:05.678901'" in sql and sql.count("), (") == 1
+    newer, older = "2026-01-02 03:04:05.5", "2026-01-02 03:04:05"
     found = test_store.parse_rows(
-        [("a", "c.s.a", 1, True, False, '{"lakehouse.build.sql_hash": "h"}'),
-         ("b", "c.s.b", 0, False, False, "not json")]
+        [("a", "c.s.a", 1, True, False, '{"lakehouse.build.sql_hash": "h"}', newer),
+         ("a", "c.s.a", 7, True, True, "{}", older),  # older: the newest row counts
+         ("b", "c.s.b", 0, False, False, "not json", newer)]
     )  # fmt: skip
     assert found == {("a", "c.s.a"): Stored(1, True, False, {"lakehouse.build.sql_hash": "h"})}
-    assert "row_number() over (partition by node_id, relation order by recorded_at desc)" in (
-        test_store.newest_sql(test_store.store_of("c"))
+    assert test_store.read_sql(test_store.store_of("c")).endswith(
+        ", recorded_at from `c`.`lakehouse_system`.`test_results`"
     )
 
 
@@ -149,7 +151,7 @@ def test_the_store_is_read_once_per_invocation_and_catalog(monkeypatch: pytest.M
 
     def query(sql: str) -> list[tuple]:
         reads.append(sql)
-        return [("a", "c.s.a", 2, True, False, "{}")]
+        return [("a", "c.s.a", 2, True, False, "{}", None)]
 
     test_store.end_invocation()
     assert test_store.recorded(query, "inv", "c", ("a", "c.s.a")) == Stored(2, True, False, {})

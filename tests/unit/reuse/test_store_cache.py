@@ -29,7 +29,7 @@ class Store:
 
     def query(self, sql: str) -> list[tuple]:
         self.reads.append(sql)
-        return [("a", "c.s.a", 2, True, False, "{}")]
+        return [("a", "c.s.a", 2, True, False, "{}", "2026-01-02 03:04:05")]
 
     def execute(self, sql: str) -> None:
         self.statements.append(sql)

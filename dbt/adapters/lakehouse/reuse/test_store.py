@@ -12,8 +12,8 @@ Read once per invocation per catalog (the first test that asks reads, the others
 the cached rows); written once per invocation per catalog, at its end (the adapter's
 `cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit.
 
-The read is a scan with a window (a Spark job and its shuffle: a second or more on a loaded
-2-core machine, on the path of every build that runs tests). The process keeps the rows it last
+The read is a scan (a Spark job: 0.3 s to several seconds on a loaded 2-core machine, on the
+path of every build that runs tests). The process keeps the rows it last
 read or wrote with the store's `main` snapshot then (`_KNOWN`); a read whose store is still at
 that snapshot (one py4j metadata load says so) takes them without a job. Rows older than the
 newest are never unsafe, as above: they only cost a test's run. The store is kept small: a
@@ -87,12 +87,13 @@ class Row:
     recorded_at: dt.datetime
 
 
-def newest_sql(table: TableName) -> str:
-    """The newest row per (test, relation)."""
+def read_sql(table: TableName) -> str:
+    """Every row, the newest per (test, relation) picked here (parse_rows): a plain scan, one
+    Spark job without a shuffle, where a window would add a stage. The store stays small
+    (MAX_FILES), so its rows are few."""
     return (
-        "select node_id, relation, failures, should_warn, should_error, record from ("
-        "select *, row_number() over (partition by node_id, relation order by recorded_at desc)"
-        f" as newest from {table.sql_name}) where newest = 1"
+        "select node_id, relation, failures, should_warn, should_error, record, recorded_at"
+        f" from {table.sql_name}"
     )
 
 
@@ -137,20 +138,21 @@ def insert_sql(table: TableName, rows: Iterable[Row]) -> str:
 
 
 def parse_rows(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str], Stored]:
-    """(node_id, relation) -> its newest result; a row whose record is not JSON is skipped
-    (the test then runs and records a good one)."""
-    found: dict[tuple[str, str], Stored] = {}
-    for node_id, relation, failures, warn, error, record in rows:
+    """(node_id, relation) -> its newest result (by `recorded_at`, read_sql's last column);
+    a row whose record is not JSON is skipped (the test then runs and records a good one)."""
+    found: dict[tuple[str, str], tuple[str, Stored]] = {}
+    for node_id, relation, failures, warn, error, record, recorded_at in rows:
+        key, when = (str(node_id), str(relation)), str(recorded_at or "")
+        if key in found and found[key][0] > when:
+            continue
         try:
             entries = json.loads(str(record))
         except ValueError:
             continue
         if isinstance(entries, dict):
             recorded = {str(k): str(v) for k, v in entries.items()}
-            found[(str(node_id), str(relation))] = Stored(
-                int(failures or 0), bool(warn), bool(error), recorded
-            )
-    return found
+            found[key] = (when, Stored(int(failures or 0), bool(warn), bool(error), recorded))
+    return {key: stored for key, (_, stored) in found.items()}
 
 
 # (invocation, catalog) -> the store's newest rows, read once; rows to write at the end.
@@ -233,7 +235,7 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     found = _unchanged(key[1], state)
     if found is None:
         try:
-            rows = [tuple(row) for row in spark.sql(newest_sql(store_of(key[1]))).collect()]
+            rows = [tuple(row) for row in spark.sql(read_sql(store_of(key[1]))).collect()]
         except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
             return
         found = parse_rows(rows)
@@ -282,7 +284,7 @@ _FIRST_READ = threading.Lock()
 def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
     started = time.monotonic()
     try:
-        found = parse_rows(query(newest_sql(table)))
+        found = parse_rows(query(read_sql(table)))
         logger.debug(
             f"read {len(found)} recorded test result(s) from {table} in "
             f"{time.monotonic() - started:.2f}s"
