@@ -11,7 +11,6 @@ from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 def storage_options(depot: Depot | None) -> dict[str, str]:
     """delta-rs (object_store) options for the depot's storage: its own endpoint, region and
     keys, so the log lands where the catalog's files are, with the same credentials."""
-    kind = None if depot is None else kind_of(depot.storage)
-    if depot is None or kind is None:
+    if depot is None:
         return StorageOptions()
-    return kind.delta_options(depot)
+    return kind_of(depot.storage).delta_options(depot)

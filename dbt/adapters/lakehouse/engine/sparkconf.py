@@ -109,14 +109,12 @@ def build_spark_conf_plan(
 
 def _claim(owners: dict[str, Owners], catalog_name: str, depot: Depot) -> None:
     kind = kind_of(depot.storage)
-    if kind is not None:
-        kind.claim(owners.setdefault(kind.storage_type, {}), catalog_name, depot)
+    kind.claim(owners.setdefault(kind.storage_type, {}), catalog_name, depot)
 
 
 def catalog_context(depot: Depot, catalog_name: str, default: bool) -> CatalogContext:
     """What a message may say about where the catalog looks things up (no secrets)."""
-    kind = kind_of(depot.storage)
-    where = {} if kind is None else kind.error_context(depot)
+    where = kind_of(depot.storage).error_context(depot)
     glue = depot.catalog.type == "glue"
     return CatalogContext(
         name=catalog_name,
@@ -220,10 +218,8 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
             "configuration. Accepted: rest, hadoop, jdbc, glue, nessie."
         )
 
-    kind = kind_of(storage)
-    if kind is not None:
-        parts = ConfParts(conf, secret_catalog, secret_hadoop, secret_system, needs)
-        kind.add_catalog_conf(depot, prefix, default, parts)
+    parts = ConfParts(conf, secret_catalog, secret_hadoop, secret_system, needs)
+    kind_of(storage).add_catalog_conf(depot, prefix, default, parts)
     if catalog.type == "glue":
         needs.add("aws-sdk-v2")
 

@@ -51,9 +51,7 @@ def run_preflight(
         abfss=abfss_client_factory,
         gcs_request=gcs_request,
     )
-    kind = kind_of(depot.storage)
-    if kind is not None:
-        hidden += kind.preflight(depot, clients, timeout, report)
+    hidden += kind_of(depot.storage).preflight(depot, clients, timeout, report)
     if depot.catalog.type == "rest":
         check_rest_catalog(
             depot.catalog, depot.storage.warehouse_uri, depot.secrets, http_get, timeout, report

@@ -7,15 +7,15 @@ STORAGE_TYPES.
 
 from __future__ import annotations
 
-from dbt.adapters.lakehouse.profile.depot.storage import abfss, gcs, s3
+from dbt.adapters.lakehouse.profile.depot.storage import abfss, file, gcs, s3
 from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageKind
 
 KINDS: dict[str, StorageKind] = {
-    kind.storage_type: kind for kind in (s3.KIND, gcs.KIND, abfss.KIND)
+    kind.storage_type: kind for kind in (s3.KIND, gcs.KIND, abfss.KIND, file.KIND)
 }
 _BY_CLASS = {kind.storage_class: kind for kind in KINDS.values()}
 
 
-def kind_of(storage: object) -> StorageKind | None:
-    """The kind of a resolved depot's storage."""
-    return _BY_CLASS.get(type(storage))
+def kind_of(storage: object) -> StorageKind:
+    """The kind of a resolved depot's storage (a Depot holds only registered ones)."""
+    return _BY_CLASS[type(storage)]

@@ -26,8 +26,8 @@ from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
     SERVICE_PRINCIPAL,
     credential_form,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.kind import HADOOP_FILE_IO
 
-HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 ABFS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.AzureBlobFileSystem"
 ABFSS_FILESYSTEM = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 CLIENT_CREDENTIALS = "org.apache.hadoop.fs.azurebfs.oauth2.ClientCredsTokenProvider"
