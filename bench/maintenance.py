@@ -35,7 +35,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import common_args, dbt_command, ours_target, run_timed, write_profiles  # noqa: E402
-from merge import settle  # noqa: E402
 
 PROFILE = "maintenance_bench"
 SCHEMA = "bench"
@@ -146,7 +145,6 @@ def folder_bytes(folder: Path) -> int:
 def dbt(project: Path, log: Path, *args: str) -> tuple[float, str]:
     """One dbt command in a fresh process: its wall time and its output; exits on failure."""
     sample = run_timed(dbt_command(*args, project=project), project, log=log)
-    settle(project)
     if not sample.ok:
         sys.exit(f"dbt {' '.join(args)} failed: {sample.note}")
     return sample.seconds, log.read_text(errors="replace")

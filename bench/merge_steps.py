@@ -39,7 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import common_args, raw_spark_conf  # noqa: E402
-from merge import OURS_MERGE_PLAN_CONF, batch_sql, split, target_sql  # noqa: E402
+from merge import batch_sql, split, target_sql  # noqa: E402
+from merge_raw import OURS_MERGE_PLAN_CONF  # noqa: E402
 
 VARIANTS = ("raw", "raw-hash", "node", "lazy", "no-checkpoint", "window")
 FIRST_BUILD_VARIANTS = ("ctas", "ctas-window", "ctas-subquery")
