@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import BUSY_TIMEOUT_SECONDS, catalog_jdbc_url
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _valid_bucket
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SCHEME_RE,
     ENV_DEPOT_TYPES,
@@ -21,7 +22,6 @@ from dbt.adapters.lakehouse.profile.depot.model import (
     LocalStorage,
     _Context,
 )
-from dbt.adapters.lakehouse.profile.depot.parse import _Draft, _valid_bucket
 from dbt.adapters.lakehouse.profile.depot.paths import (
     DEFAULT_WAREHOUSE_DIR,
     _absolute,

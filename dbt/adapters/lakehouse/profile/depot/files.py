@@ -16,8 +16,8 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.draft import _kind
 from dbt.adapters.lakehouse.profile.depot.model import DEPOTS_FILE_NAME, _Context
-from dbt.adapters.lakehouse.profile.depot.parse import _kind
 from dbt.adapters.lakehouse.profile.depot.paths import _absolute, _absolute_cwd
 from dbt.adapters.lakehouse.profile.secrets import is_secret_key
 

@@ -109,6 +109,10 @@ class LocalStorage:
         return f"file:{Path(self.path).as_posix()}"
 
 
+# A resolved depot's storage, one class per storage kind (storage/registry.py).
+Storage = S3Storage | LocalStorage | AbfssStorage | GcsStorage
+
+
 @dataclass(frozen=True, repr=False)
 class CatalogSpec:
     type: str
@@ -155,7 +159,7 @@ _SECRET_KEYS = tuple(f.name for f in fields(DepotSecrets))
 @dataclass(frozen=True)
 class Depot:
     name: str
-    storage: S3Storage | LocalStorage | AbfssStorage | GcsStorage
+    storage: Storage
     catalog: CatalogSpec
     secrets: DepotSecrets
     source: str

@@ -1,56 +1,28 @@
 """The depot schema: one depot mapping (inline or from a depots file) read into a `_Draft`.
 
-Parsing records every problem it finds instead of stopping at the first, so one message lists
-all of a depot's mistakes; precedence.py then fills in what the depot leaves out. A value that
-may be a secret is described by its kind only, never echoed.
+Parsing records every problem it finds instead of stopping at the first, so one message lists all of
+a depot's mistakes; the `spec.<storageType>` section is read by its storage kind
+(storage/registry.py). precedence.py then fills in what the depot leaves out. A value that may be a
+secret is described by its kind only, never echoed.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
-from dbt.adapters.lakehouse.profile.depot.keys import unknown_key_problems
-from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
-from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
-    check_account,
-    check_container,
+from dbt.adapters.lakehouse.profile.depot.draft import (
+    _check_keys,
+    _Draft,
+    _kind,
+    _opt_str,
 )
+from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
+from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
 _SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats", "formatVersion")
-_S3_KEYS = ("bucket", "relativePath", "region", "endpoint")
-_FILE_KEYS = ("path",)
-_ABFSS_KEYS = ("account", "container", "relativePath", "endpoint")
-_GCS_KEYS = ("bucket", "relativePath", "project", "endpoint")
 _CATALOG_KEYS = ("type", "uri", "warehouse", "properties")
-
-
-@dataclass
-class _Draft:
-    """A depot's fields as written, before precedence and cross-field checks."""
-
-    storage_type: str | None = None
-    bucket: str | None = None
-    relative_path: str = ""
-    region: str | None = None
-    endpoint: str | None = None
-    project: str | None = None  # gcs only
-    file_path: str | None = None
-    account: str | None = None
-    container: str | None = None
-    catalog_type: str | None = "rest"
-    catalog_uri: str | None = None
-    catalog_warehouse: str | None = None
-    properties: dict[str, str] = field(default_factory=dict)
-    # The default `table_formats` of tables in this depot; checked where it is used.
-    table_formats: Any = None
-    # The default `format_version` of tables in this depot; checked in precedence.py.
-    format_version: Any = None
-    secrets: dict[str, str] = field(default_factory=dict)
 
 
 def _draft_from_entry(entry: object) -> tuple[_Draft, list[str]]:
@@ -96,9 +68,7 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
         )
         return
     draft.storage_type = storage_type.lower()
-    keys = {"s3": _S3_KEYS, "file": _FILE_KEYS, "abfss": _ABFSS_KEYS, "gcs": _GCS_KEYS}[
-        draft.storage_type
-    ]
+    kind = KINDS[draft.storage_type]
     section = spec.get(draft.storage_type)
     where = f"spec.{draft.storage_type}"
     if not isinstance(section, Mapping):
@@ -107,43 +77,8 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
             f"storageType {draft.storage_type} needs a `{where}` mapping; {given}. {accepted}"
         )
         return
-    _check_keys(section, keys, where, problems)
-    if draft.storage_type == "file":
-        draft.file_path = _opt_str(section, "path", where, problems)
-        if draft.file_path is None:
-            problems.append(f"{where}.path is missing. Accepted: a local folder path.")
-        return
-    if draft.storage_type == "abfss":
-        _parse_abfss(section, draft, where, problems)
-        return
-    bucket = _opt_str(section, "bucket", where, problems)
-    if bucket is None:
-        problems.append(f"{where}.bucket is missing. Accepted: a bucket name, e.g. my-bucket.")
-    elif _valid_bucket(bucket, f"{where}.bucket", problems):
-        draft.bucket = bucket
-    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
-    if draft.storage_type == "gcs":
-        draft.project = _opt_str(section, "project", where, problems)
-    else:
-        draft.region = _opt_str(section, "region", where, problems)
-    draft.endpoint = _opt_str(section, "endpoint", where, problems)
-
-
-def _parse_abfss(
-    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-) -> None:
-    account = _opt_str(section, "account", where, problems)
-    container = _opt_str(section, "container", where, problems)
-    if account is None:
-        problems.append(f"{where}.account is missing. Accepted: a storage account name.")
-    elif check_account(account, f"{where}.account", problems):
-        draft.account = account
-    if container is None:
-        problems.append(f"{where}.container is missing. Accepted: a container name.")
-    elif check_container(container, f"{where}.container", problems):
-        draft.container = container
-    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
-    draft.endpoint = _opt_str(section, "endpoint", where, problems)
+    _check_keys(section, kind.section_keys, where, problems)
+    kind.read_section(section, draft, where, problems)
 
 
 def _parse_catalog(catalog: object, draft: _Draft, problems: list[str]) -> None:
@@ -213,49 +148,6 @@ def _parse_secrets(secrets: object, draft: _Draft, problems: list[str]) -> None:
         # Empty means unset: `{{ env_var('AWS_SESSION_TOKEN', '') }}` is the usual idiom.
         if str(value).strip():
             draft.secrets[key] = str(value).strip()
-
-
-def _check_keys(
-    section: Mapping[Any, Any],
-    accepted: tuple[str, ...],
-    where: str,
-    problems: list[str],
-    hint: str = "",
-) -> None:
-    # The profile's own keys get the same wording (credentials.py), so a typo reads alike
-    # wherever it is made.
-    problems.extend(p + hint for p in unknown_key_problems(section, accepted, where))
-
-
-def _opt_str(section: Mapping[Any, Any], key: str, where: str, problems: list[str]) -> str | None:
-    value = section.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return str(value).strip() or None
-    problems.append(f"{where}.{key} must be a string; got {_kind(value)}.")
-    return None
-
-
-def _valid_bucket(bucket: str, where: str, problems: list[str]) -> bool:
-    """True when `bucket` is a bare bucket name; otherwise records why not."""
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", bucket):
-        return True
-    problems.append(
-        f"{where} must be a bare bucket name; got {bucket!r}. Accepted: e.g. my-bucket "
-        "(letters, digits, '.', '-', '_'); put the folder in relativePath, not the bucket."
-    )
-    return False
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return f"a {type(value).__name__}"
 
 
 def _shown(value: object) -> str:

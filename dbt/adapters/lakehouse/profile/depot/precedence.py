@@ -1,9 +1,10 @@
 """Precedence and cross-field checks: a parsed `_Draft` plus its context made into a `Depot`.
 
-This module owns which source wins for region, endpoint, credentials, the REST catalog's uri
-and apikey (profile, then depot, then environment), and the rules that span several fields,
-such as a glue catalog needing S3 storage. It reports all of a depot's problems at once, in
-one DepotConfigError naming the depot and where it came from.
+This module owns which source wins for credentials, the REST catalog's uri and apikey (profile, then
+depot, then environment; the storage itself, with its region or endpoint, is its kind's,
+storage/registry.py), and the rules that span several fields, such as a glue catalog needing S3
+storage. It reports all of a depot's problems at once, in one DepotConfigError naming the depot and
+where it came from.
 """
 
 from __future__ import annotations
@@ -13,28 +14,24 @@ from typing import NoReturn
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import (
     _SECRET_KEYS,
-    AbfssStorage,
     CatalogSpec,
     Depot,
     DepotSecrets,
-    GcsStorage,
-    LocalStorage,
     S3Storage,
+    Storage,
     _Context,
 )
-from dbt.adapters.lakehouse.profile.depot.parse import _Draft
-from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
     AZURE_SECRET_ENV,
     abfss_secrets,
-    abfss_storage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
     check_storage_secrets,
-    resolve_gcs_storage,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS
 from dbt.adapters.lakehouse.profile.depot.table_defaults import (
     DeltaConfigError,
     FormatVersionError,
@@ -108,57 +105,9 @@ def _finish(
     )
 
 
-def _resolve_storage(
-    draft: _Draft, ctx: _Context, problems: list[str]
-) -> S3Storage | LocalStorage | AbfssStorage | GcsStorage | None:
-    if draft.storage_type == "abfss":
-        return abfss_storage(
-            draft.account, draft.container, draft.relative_path, draft.endpoint, problems
-        )
-    if draft.storage_type == "file" and draft.file_path:
-        try:
-            return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
-        except DepotConfigError as exc:
-            problems.append(exc.msg)
-            return None
-    if draft.storage_type == "gcs":
-        return resolve_gcs_storage(draft, ctx, problems)
-    if draft.storage_type != "s3":
-        return None
-    region, _ = _first(
-        ("profile aws_region", ctx.aws_region),
-        ("depot spec.s3.region", draft.region),
-        ("AWS_REGION", ctx.getenv("AWS_REGION")),
-        ("AWS_DEFAULT_REGION", ctx.getenv("AWS_DEFAULT_REGION")),
-    )
-    endpoint, endpoint_from = _first(
-        ("profile aws_endpoint", ctx.aws_endpoint),
-        ("depot spec.s3.endpoint", draft.endpoint),
-        ("AWS_ENDPOINT", ctx.getenv("AWS_ENDPOINT")),
-    )
-    ok = True
-    if region is None:
-        ok = False
-        problems.append(
-            "S3 storage needs an AWS region, and none is set. Given: no profile aws_region, no "
-            "depot spec.s3.region, no AWS_REGION (or AWS_DEFAULT_REGION) environment variable. "
-            "Accepted: set one of those three, e.g. us-east-1 (S3-compatible stores such as "
-            "MinIO accept us-east-1)."
-        )
-    if endpoint is not None and not endpoint.lower().startswith(("http://", "https://")):
-        ok = False
-        problems.append(
-            f"The S3 endpoint from {endpoint_from} is not an http(s) URL; got "
-            f"{safe_url(endpoint)!r}. Accepted: http://host:port or https://host."
-        )
-    if not ok or draft.bucket is None or region is None:
-        return None
-    return S3Storage(
-        bucket=draft.bucket,
-        relative_path=draft.relative_path,
-        region=region,
-        endpoint=endpoint.rstrip("/") if endpoint else None,
-    )
+def _resolve_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
+    kind = KINDS.get(draft.storage_type or "")
+    return None if kind is None else kind.resolve_storage(draft, ctx, problems)
 
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
@@ -289,10 +238,3 @@ def _raise(problems: list[str], name: str, source: str) -> NoReturn:
     bullets = "\n".join("- " + p.replace("\n", "\n  ") for p in problems)
     heading = f"{label[0].upper()}{label[1:]} has {len(problems)} problems:"
     raise DepotConfigError(f"{heading}\n{bullets}")
-
-
-def _first(*candidates: tuple[str, str | None]) -> tuple[str | None, str | None]:
-    for where, value in candidates:
-        if value:
-            return value, where
-    return None, None

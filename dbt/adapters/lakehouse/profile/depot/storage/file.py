@@ -1,4 +1,5 @@
-"""storageType file: a local folder (the embedded lakehouse's, or `spec.file.path`).
+"""storageType file: a local folder (the embedded lakehouse's, or `spec.file.path`, made
+absolute against the working folder by paths.py).
 
 Hadoop's local file system needs no settings, keys or jars, `dbt debug` has no storage to reach
 (the folder is made when the profile is resolved, profile/resolved.py), and delta-rs writes a
@@ -8,8 +9,12 @@ local path without options: each answer is the empty one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage
+from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str
+from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
     Owners,
@@ -22,6 +27,25 @@ from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 class FileKind:
     storage_type = "file"
     storage_class: type = LocalStorage
+    section_keys: tuple[str, ...] = ("path",)
+
+    def read_section(
+        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+    ) -> None:
+        draft.file_path = _opt_str(section, "path", where, problems)
+        if draft.file_path is None:
+            problems.append(f"{where}.path is missing. Accepted: a local folder path.")
+
+    def resolve_storage(
+        self, draft: _Draft, ctx: _Context, problems: list[str]
+    ) -> LocalStorage | None:
+        if not draft.file_path:
+            return None
+        try:
+            return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
+        except DepotConfigError as exc:
+            problems.append(exc.msg)
+            return None
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         return None

@@ -1,10 +1,10 @@
 """What a storage kind (S3, GCS, abfss, a local folder) answers, whoever asks.
 
-One module (or package) per kind implements `StorageKind` and is registered in
-`storage/__init__.py`; engine/sparkconf.py, profile/preflight.py and delta_mirror/storage.py
-ask the registry for a depot's kind instead of testing its storage's class. The kinds live in
-the depot layer, so they see no engine or feature module: the Spark conf they add is plain
-keys and values into `ConfParts`, which sparkconf.py owns.
+One module (or package) per kind implements `StorageKind` and is registered in registry.py; the
+depot schema (parse.py, precedence.py), engine/sparkconf.py, profile/preflight.py and
+delta_mirror/storage.py ask the registry for a depot's kind instead of testing its storage's class.
+The kinds live in the depot layer, so they see no engine or feature module: the Spark conf they add
+is plain keys and values into `ConfParts`, which sparkconf.py owns.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dbt.adapters.lakehouse.profile.depot.model import Depot
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
+from dbt.adapters.lakehouse.profile.depot.model import Depot, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.secrets import MASK
 
@@ -67,6 +68,16 @@ class StorageKind(Protocol):
 
     storage_type: str
     storage_class: type
+    # The keys of its `spec.<storageType>` section.
+    section_keys: tuple[str, ...]
+
+    def read_section(
+        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+    ) -> None:
+        """The section's values into the draft (parse.py checked its keys)."""
+
+    def resolve_storage(self, draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
+        """The storage the draft names, with precedence's defaults; None after a problem."""
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         """Refuse a second catalog on a store the JVM keeps one client for, unless it has the

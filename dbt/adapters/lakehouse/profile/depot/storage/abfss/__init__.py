@@ -9,15 +9,22 @@ object_store's Azure options.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
     abfss_plan,
     claim_container,
     default_io_impl,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.preflight import AbfssChecks
-from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import blob_endpoint
+from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
+    SECTION_KEYS,
+    abfss_storage,
+    blob_endpoint,
+    read_abfss_section,
+)
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
     Owners,
@@ -39,6 +46,19 @@ _AZURE_OPTIONS = {
 class AbfssKind:
     storage_type = "abfss"
     storage_class: type = AbfssStorage
+    section_keys: tuple[str, ...] = SECTION_KEYS
+
+    def read_section(
+        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+    ) -> None:
+        read_abfss_section(section, draft, where, problems)
+
+    def resolve_storage(
+        self, draft: _Draft, ctx: _Context, problems: list[str]
+    ) -> AbfssStorage | None:
+        return abfss_storage(
+            draft.account, draft.container, draft.relative_path, draft.endpoint, problems
+        )
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         claim_container(owners, catalog_name, depot)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str
 from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, _Context
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
+SECTION_KEYS = ("account", "container", "relativePath", "endpoint")
 ADLS_FILE_IO = "org.apache.iceberg.azure.adlsv2.ADLSFileIO"
 # Microsoft Entra ID, where a service principal gets its tokens (Azure's public cloud).
 AZURE_LOGIN_HOST = "login.microsoftonline.com"
@@ -196,3 +199,20 @@ def _check_form_and_io(
             "every depot of the session. Accepted: leave io-impl out (Hadoop's ABFS, with OAuth "
             "client credentials per depot), or use an account key or SAS token with ADLSFileIO."
         )
+
+
+def read_abfss_section(
+    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+) -> None:
+    account = _opt_str(section, "account", where, problems)
+    container = _opt_str(section, "container", where, problems)
+    if account is None:
+        problems.append(f"{where}.account is missing. Accepted: a storage account name.")
+    elif check_account(account, f"{where}.account", problems):
+        draft.account = account
+    if container is None:
+        problems.append(f"{where}.container is missing. Accepted: a container name.")
+    elif check_container(container, f"{where}.container", problems):
+        draft.container = container
+    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
+    draft.endpoint = _opt_str(section, "endpoint", where, problems)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
+from dbt.adapters.lakehouse.profile.depot.draft import _bucket_and_prefix, _Draft, _opt_str
 from dbt.adapters.lakehouse.profile.depot.model import GcsStorage, _Context
-from dbt.adapters.lakehouse.profile.depot.parse import _Draft
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
+SECTION_KEYS = ("bucket", "relativePath", "project", "endpoint")
 KEY_FIELDS = ("client_email", "private_key", "private_key_id")
 _AWS_SECRETS = ("aws_access_key", "aws_secret_key", "aws_session_token")
 _KEY_ACCEPTED = (
@@ -26,6 +28,14 @@ _KEY_ACCEPTED = (
     "gcs_key_json to use the default Google chain (GOOGLE_APPLICATION_CREDENTIALS=<key file>, "
     "or the metadata server on Google Cloud)."
 )
+
+
+def read_gcs_section(
+    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+) -> None:
+    _bucket_and_prefix(section, draft, where, problems)
+    draft.project = _opt_str(section, "project", where, problems)
+    draft.endpoint = _opt_str(section, "endpoint", where, problems)
 
 
 def resolve_gcs_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> GcsStorage | None:

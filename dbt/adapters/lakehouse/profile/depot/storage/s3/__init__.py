@@ -9,9 +9,11 @@ the role (preflight_role.py); Delta: object_store's AWS options.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO
-from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
+from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     HADOOP_FILE_IO,
     ConfParts,
@@ -32,6 +34,11 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
     iceberg_role_conf,
     s3a_role_conf,
 )
+from dbt.adapters.lakehouse.profile.depot.storage.s3.section import (
+    SECTION_KEYS,
+    read_s3_section,
+    resolve_s3_storage,
+)
 
 _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
@@ -39,6 +46,17 @@ _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSIO
 class S3Kind:
     storage_type = "s3"
     storage_class: type = S3Storage
+    section_keys: tuple[str, ...] = SECTION_KEYS
+
+    def read_section(
+        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+    ) -> None:
+        read_s3_section(section, draft, where, problems)
+
+    def resolve_storage(
+        self, draft: _Draft, ctx: _Context, problems: list[str]
+    ) -> S3Storage | None:
+        return resolve_s3_storage(draft, ctx, problems)
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         claim_bucket(owners, catalog_name, depot)
