@@ -16,20 +16,12 @@ from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import (
-    _SECRET_KEYS,
     CatalogSpec,
     Depot,
     DepotSecrets,
     S3Storage,
     Storage,
     _Context,
-)
-from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
-    AZURE_SECRET_ENV,
-    abfss_secrets,
-)
-from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
-    check_storage_secrets,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS
 from dbt.adapters.lakehouse.profile.depot.table_defaults import (
@@ -111,40 +103,11 @@ def _resolve_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Stora
 
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
-    check_storage_secrets(draft, problems)
     values = {k: v for k, v in draft.secrets.items() if k not in ROLE_KEYS}
-    if draft.storage_type == "abfss":
-        io_impl = draft.properties.get("io-impl")
-        values.update(abfss_secrets(values, ctx, draft.catalog_type, io_impl, problems))
-    elif azure := [k for k in AZURE_SECRET_ENV if k in values]:
-        problems.append(
-            f"secrets {', '.join(azure)} apply to storageType abfss only; this depot's storage "
-            f"is {draft.storage_type or 'not set'}. Accepted: remove them, or use storageType "
-            "abfss."
-        )
-    has_keys = any(k in values for k in ("aws_access_key", "aws_secret_key", "aws_session_token"))
-    if has_keys:
-        _check_key_pair(
-            values,
-            ("aws_access_key", "aws_secret_key", "aws_session_token"),
-            "depot secrets",
-            problems,
-        )
-    elif draft.storage_type == "s3":
-        # No keys in the depot: the DataOS variables; none there either: the default chain.
-        env_names = {
-            "aws_access_key": "AWS_ACCESS_KEY_ID",
-            "aws_secret_key": "AWS_SECRET_ACCESS_KEY",
-            "aws_session_token": "AWS_SESSION_TOKEN",
-        }
-        from_env = {k: v for k, name in env_names.items() if (v := ctx.getenv(name))}
-        _check_key_pair(
-            from_env,
-            ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
-            "the environment",
-            problems,
-        )
-        values.update(from_env)
+    # Each kind resolves its credential forms on its own depots and refuses or checks them on
+    # the others' (registry.py's order is the order of these problems).
+    for kind in KINDS.values():
+        kind.check_secrets(draft, ctx, values, problems, kind.storage_type == draft.storage_type)
     if draft.catalog_type == "rest" and "apikey" not in values:
         apikey = ctx.getenv("LAKEHOUSE_APIKEY")
         if apikey:
@@ -158,24 +121,6 @@ def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> Depot
                 "the environment."
             )
     return DepotSecrets(**{k: Secret(v) for k, v in values.items()})
-
-
-def _check_key_pair(
-    values: Mapping[str, str], names: tuple[str, str, str], where: str, problems: list[str]
-) -> None:
-    given = [bool(values.get(k)) for k in _SECRET_KEYS[:3]]
-    access, secret, token = given
-    if access == secret and (access or not token):
-        return
-    access_name, secret_name, token_name = names
-    missing = [n for n, v in zip(names[:2], given[:2], strict=True) if not v]
-    present = [n for n, v in zip(names, given, strict=True) if v]
-    problems.append(
-        f"AWS credentials in {where} are incomplete, missing {' and '.join(missing)}. "
-        f"Given: {', '.join(present)} (values not shown). Accepted: both "
-        f"{access_name} and {secret_name} (plus {token_name} for temporary credentials), or "
-        "none of them to use the default AWS credential chain."
-    )
 
 
 def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> CatalogSpec | None:

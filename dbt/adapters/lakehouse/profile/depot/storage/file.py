@@ -47,6 +47,11 @@ class FileKind:
             problems.append(exc.msg)
             return None
 
+    def check_secrets(
+        self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+    ) -> None:
+        return None
+
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         return None
 

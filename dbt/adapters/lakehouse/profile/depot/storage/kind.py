@@ -79,6 +79,12 @@ class StorageKind(Protocol):
     def resolve_storage(self, draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
         """The storage the draft names, with precedence's defaults; None after a problem."""
 
+    def check_secrets(
+        self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+    ) -> None:
+        """Its credential forms: on a depot of this kind (`own`) resolved into `values` from
+        the depot or the environment; on another kind's, refused or checked."""
+
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         """Refuse a second catalog on a store the JVM keeps one client for, unless it has the
         same settings (owners: what this kind's catalogs of one session claimed so far)."""

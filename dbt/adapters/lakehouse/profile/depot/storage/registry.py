@@ -10,8 +10,9 @@ from __future__ import annotations
 from dbt.adapters.lakehouse.profile.depot.storage import abfss, file, gcs, s3
 from dbt.adapters.lakehouse.profile.depot.storage.kind import StorageKind
 
+# In this order each kind checks a depot's secrets (precedence.py), the order of the problems.
 KINDS: dict[str, StorageKind] = {
-    kind.storage_type: kind for kind in (s3.KIND, gcs.KIND, abfss.KIND, file.KIND)
+    kind.storage_type: kind for kind in (gcs.KIND, abfss.KIND, s3.KIND, file.KIND)
 }
 _BY_CLASS = {kind.storage_class: kind for kind in KINDS.values()}
 

@@ -9,10 +9,8 @@ object_store's Azure options.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, _Context
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
     abfss_plan,
     claim_container,
@@ -21,13 +19,13 @@ from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.preflight import AbfssChecks
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
     SECTION_KEYS,
-    abfss_storage,
     blob_endpoint,
+    check_abfss_secrets,
     read_abfss_section,
+    resolve_abfss_storage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
-    Owners,
     PreflightClients,
     StorageOptions,
 )
@@ -48,20 +46,11 @@ class AbfssKind:
     storage_class: type = AbfssStorage
     section_keys: tuple[str, ...] = SECTION_KEYS
 
-    def read_section(
-        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-    ) -> None:
-        read_abfss_section(section, draft, where, problems)
-
-    def resolve_storage(
-        self, draft: _Draft, ctx: _Context, problems: list[str]
-    ) -> AbfssStorage | None:
-        return abfss_storage(
-            draft.account, draft.container, draft.relative_path, draft.endpoint, problems
-        )
-
-    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
-        claim_container(owners, catalog_name, depot)
+    # Its modules' own functions, as the interface's methods.
+    claim = staticmethod(claim_container)
+    read_section = staticmethod(read_abfss_section)
+    resolve_storage = staticmethod(resolve_abfss_storage)
+    check_secrets = staticmethod(check_abfss_secrets)
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         io_impl = depot.catalog.properties.get("io-impl", default_io_impl(depot.secrets))

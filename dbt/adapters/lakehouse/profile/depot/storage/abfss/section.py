@@ -73,13 +73,8 @@ def check_container(container: str, where: str, problems: list[str]) -> bool:
     return False
 
 
-def abfss_storage(
-    account: str | None,
-    container: str | None,
-    relative_path: str,
-    endpoint: str | None,
-    problems: list[str],
-) -> AbfssStorage | None:
+def resolve_abfss_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> AbfssStorage | None:
+    account, container, endpoint = draft.account, draft.container, draft.endpoint
     if endpoint is not None and not endpoint.lower().startswith(("http://", "https://")):
         problems.append(
             f"spec.abfss.endpoint is not an http(s) URL; got {safe_url(endpoint)!r}. Accepted: "
@@ -101,7 +96,7 @@ def abfss_storage(
     return AbfssStorage(
         account=account,
         container=container,
-        relative_path=relative_path,
+        relative_path=draft.relative_path,
         endpoint=endpoint.rstrip("/") if endpoint else None,
     )
 
@@ -216,3 +211,19 @@ def read_abfss_section(
         draft.container = container
     draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
     draft.endpoint = _opt_str(section, "endpoint", where, problems)
+
+
+def check_abfss_secrets(
+    draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+) -> None:
+    """An abfss depot's one credential form (abfss_secrets); Azure's secrets on another
+    kind's depot are a mistake."""
+    if own:
+        io_impl = draft.properties.get("io-impl")
+        values.update(abfss_secrets(values, ctx, draft.catalog_type, io_impl, problems))
+    elif azure := [k for k in AZURE_SECRET_ENV if k in values]:
+        problems.append(
+            f"secrets {', '.join(azure)} apply to storageType abfss only; this depot's storage "
+            f"is {draft.storage_type or 'not set'}. Accepted: remove them, or use storageType "
+            "abfss."
+        )

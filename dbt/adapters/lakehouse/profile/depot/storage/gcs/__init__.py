@@ -9,10 +9,8 @@ token.py); Delta: not available yet.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
     claim_gcs_bucket,
     gcs_catalog_conf,
@@ -20,12 +18,12 @@ from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.preflight import GcsChecks
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
     SECTION_KEYS,
+    check_gcs_secrets,
     read_gcs_section,
     resolve_gcs_storage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
-    Owners,
     PreflightClients,
     StorageOptions,
 )
@@ -38,18 +36,11 @@ class GcsKind:
     storage_class: type = GcsStorage
     section_keys: tuple[str, ...] = SECTION_KEYS
 
-    def read_section(
-        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-    ) -> None:
-        read_gcs_section(section, draft, where, problems)
-
-    def resolve_storage(
-        self, draft: _Draft, ctx: _Context, problems: list[str]
-    ) -> GcsStorage | None:
-        return resolve_gcs_storage(draft, ctx, problems)
-
-    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
-        claim_gcs_bucket(owners, catalog_name, depot)
+    # Its modules' own functions, as the interface's methods.
+    claim = staticmethod(claim_gcs_bucket)
+    read_section = staticmethod(read_gcs_section)
+    resolve_storage = staticmethod(resolve_gcs_storage)
+    check_secrets = staticmethod(check_gcs_secrets)
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         parts.jar_needs |= gcs_catalog_conf(

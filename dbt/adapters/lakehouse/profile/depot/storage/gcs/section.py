@@ -60,11 +60,13 @@ def resolve_gcs_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Gc
     )
 
 
-def check_storage_secrets(draft: _Draft, problems: list[str]) -> None:
+def check_gcs_secrets(
+    draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+) -> None:
     """Credentials of one cloud given to a depot on another are a mistake, not a fallback; a
     service-account key must be a whole one."""
     key = draft.secrets.get("gcs_key_json")
-    if draft.storage_type == "gcs":
+    if own:
         given = [name for name in _AWS_SECRETS if name in draft.secrets]
         if given:
             problems.append(

@@ -9,15 +9,12 @@ the role (preflight_role.py); Delta: object_store's AWS options.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     HADOOP_FILE_IO,
     ConfParts,
-    Owners,
     PreflightClients,
     StorageOptions,
 )
@@ -36,6 +33,7 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
 )
 from dbt.adapters.lakehouse.profile.depot.storage.s3.section import (
     SECTION_KEYS,
+    check_s3_secrets,
     read_s3_section,
     resolve_s3_storage,
 )
@@ -48,18 +46,11 @@ class S3Kind:
     storage_class: type = S3Storage
     section_keys: tuple[str, ...] = SECTION_KEYS
 
-    def read_section(
-        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-    ) -> None:
-        read_s3_section(section, draft, where, problems)
-
-    def resolve_storage(
-        self, draft: _Draft, ctx: _Context, problems: list[str]
-    ) -> S3Storage | None:
-        return resolve_s3_storage(draft, ctx, problems)
-
-    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
-        claim_bucket(owners, catalog_name, depot)
+    # Its modules' own functions, as the interface's methods.
+    claim = staticmethod(claim_bucket)
+    read_section = staticmethod(read_s3_section)
+    resolve_storage = staticmethod(resolve_s3_storage)
+    check_secrets = staticmethod(check_s3_secrets)
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         storage = _storage(depot)

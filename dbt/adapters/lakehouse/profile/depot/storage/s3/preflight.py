@@ -18,17 +18,23 @@ PROBE_NAME = ".dbt-lakehouse-preflight"
 S3ClientFactory = Callable[[S3Storage, DepotSecrets, float], Any]
 
 
-def boto3_s3_client(storage: S3Storage, secrets: DepotSecrets, timeout: float) -> Any:
-    """An S3 client configured like the JVM's s3a: same region, endpoint, path style, keys."""
+def boto3_session(secrets: DepotSecrets, region: str | None) -> Any:
+    """A boto3 session signing with the depot's keys, or the default AWS chain without them."""
     import boto3
-    from botocore.config import Config
 
-    session = boto3.session.Session(
+    return boto3.session.Session(
         aws_access_key_id=reveal(secrets.aws_access_key),
         aws_secret_access_key=reveal(secrets.aws_secret_key),
         aws_session_token=reveal(secrets.aws_session_token),
-        region_name=storage.region,
+        region_name=region,
     )
+
+
+def boto3_s3_client(storage: S3Storage, secrets: DepotSecrets, timeout: float) -> Any:
+    """An S3 client configured like the JVM's s3a: same region, endpoint, path style, keys."""
+    from botocore.config import Config
+
+    session = boto3_session(secrets, storage.region)
     config = Config(
         connect_timeout=timeout,
         read_timeout=timeout,

@@ -13,7 +13,8 @@ from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line
+from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import boto3_session
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 StsClientFactory = Callable[[AwsRole, DepotSecrets, float], Any]
@@ -21,15 +22,9 @@ StsClientFactory = Callable[[AwsRole, DepotSecrets, float], Any]
 
 def boto3_sts_client(role: AwsRole, secrets: DepotSecrets, timeout: float) -> Any:
     """An STS client signing with the depot's keys, or the default AWS chain without them."""
-    import boto3
     from botocore.config import Config
 
-    session = boto3.session.Session(
-        aws_access_key_id=reveal(secrets.aws_access_key),
-        aws_secret_access_key=reveal(secrets.aws_secret_key),
-        aws_session_token=reveal(secrets.aws_session_token),
-        region_name=role.sts_region,
-    )
+    session = boto3_session(secrets, role.sts_region)
     config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 2})
     return session.client("sts", endpoint_url=role.sts_endpoint, config=config)
 

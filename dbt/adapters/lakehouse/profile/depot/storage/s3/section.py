@@ -1,6 +1,7 @@
-"""An S3 depot's `spec.s3` section read into the draft, and its storage resolved: the region
-and endpoint by precedence (the profile's aws_region / aws_endpoint, the depot, then the AWS
-variables), each checked."""
+"""An S3 depot's `spec.s3` section read into the draft, its storage resolved (the region and
+endpoint by precedence: the profile's aws_region / aws_endpoint, the depot, then the AWS
+variables, each checked) and its AWS keys (the depot's, else the environment's, as a pair).
+The IAM role a depot acts as is aws_role.py's."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from dbt.adapters.lakehouse.profile.depot.draft import (
     _first,
     _opt_str,
 )
-from dbt.adapters.lakehouse.profile.depot.model import S3Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, S3Storage, _Context
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 SECTION_KEYS = ("bucket", "relativePath", "region", "endpoint")
+_AWS_KEYS = ("aws_access_key", "aws_secret_key", "aws_session_token")
 
 
 def read_s3_section(
@@ -61,4 +63,46 @@ def resolve_s3_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> S3S
         relative_path=draft.relative_path,
         region=region,
         endpoint=endpoint.rstrip("/") if endpoint else None,
+    )
+
+
+def check_s3_secrets(
+    draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+) -> None:
+    """AWS keys are checked as a pair on any depot; an S3 depot without any takes them from
+    the environment, and without those too the default AWS chain."""
+    if any(k in values for k in _AWS_KEYS):
+        _check_key_pair(values, _AWS_KEYS, "depot secrets", problems)
+    elif own:
+        # No keys in the depot: the DataOS variables; none there either: the default chain.
+        env_names = {
+            "aws_access_key": "AWS_ACCESS_KEY_ID",
+            "aws_secret_key": "AWS_SECRET_ACCESS_KEY",
+            "aws_session_token": "AWS_SESSION_TOKEN",
+        }
+        from_env = {k: v for k, name in env_names.items() if (v := ctx.getenv(name))}
+        _check_key_pair(
+            from_env,
+            ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
+            "the environment",
+            problems,
+        )
+        values.update(from_env)
+
+
+def _check_key_pair(
+    values: Mapping[str, str], names: tuple[str, str, str], where: str, problems: list[str]
+) -> None:
+    given = [bool(values.get(k)) for k in _SECRET_KEYS[:3]]
+    access, secret, token = given
+    if access == secret and (access or not token):
+        return
+    access_name, secret_name, token_name = names
+    missing = [n for n, v in zip(names[:2], given[:2], strict=True) if not v]
+    present = [n for n, v in zip(names, given, strict=True) if v]
+    problems.append(
+        f"AWS credentials in {where} are incomplete, missing {' and '.join(missing)}. "
+        f"Given: {', '.join(present)} (values not shown). Accepted: both "
+        f"{access_name} and {secret_name} (plus {token_name} for temporary credentials), or "
+        "none of them to use the default AWS credential chain."
     )
