@@ -1,8 +1,8 @@
 """The storage kinds by `spec.storageType`, and a resolved storage's kind.
 
-Adding a kind: a module implementing `kind.StorageKind` (its storage class, Spark conf, `dbt
-debug` checks, Delta options), one entry in `KINDS`, and its storageType in model.py's
-STORAGE_TYPES.
+Adding a kind: a module implementing `kind.StorageKind` (its storage class and section, its
+credential forms, Spark conf, `dbt debug` checks, Delta options), one entry in `KINDS`, and its
+storageType in model.py's STORAGE_TYPES (and the Storage union there).
 """
 
 from __future__ import annotations
