@@ -37,7 +37,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "setup": "profile/resolved.py profile/debug.py profile/preflight command_setup.py"
         " catalogs/early.py",
         # The dbt surface: the plugin, the adapter, its connections and cursor.
-        "surface": "__init__.py impl.py connections.py cursor.py config.py process_overhead.py",
+        "surface": "__init__.py impl.py connections.py cursor.py config.py behavior_flags.py"
+        " garbage_collector.py",
         "cli": "cli/",
     }.items()
 }

@@ -3,7 +3,7 @@ from typing import Any
 from dbt.adapters.base import AdapterPlugin
 
 # First: its exit handler must be registered before the ones of the modules below.
-from dbt.adapters.lakehouse import process_overhead  # noqa: F401
+from dbt.adapters.lakehouse import garbage_collector  # noqa: F401
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager  # noqa: F401
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.impl import LakehouseAdapter

@@ -26,6 +26,7 @@ from dbt.adapters.sql import SQLAdapter
 from dbt_common.contracts.metadata import CatalogTable
 
 from dbt.adapters.lakehouse.audit import adapter as audit
+from dbt.adapters.lakehouse.behavior_flags import behavior_of
 from dbt.adapters.lakehouse.catalogs import adapter as catalogs
 from dbt.adapters.lakehouse.catalogs.integrations import CATALOG_INTEGRATIONS
 from dbt.adapters.lakehouse.column import LakehouseColumn
@@ -51,7 +52,6 @@ from dbt.adapters.lakehouse.models.python_models import run_as_view
 from dbt.adapters.lakehouse.models.seeds import SeedLoad, load_agate_rows, load_seed_file
 from dbt.adapters.lakehouse.mv.adapter import mark_materialized_views
 from dbt.adapters.lakehouse.mv.methods import MaterializedViewMethods
-from dbt.adapters.lakehouse.process_overhead import behavior_of
 from dbt.adapters.lakehouse.profile import debug
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import scrub
