@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from typing import NoReturn
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, S3_FILE_IO, resolve_role
+from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import (
     CatalogSpec,
     Depot,
     DepotSecrets,
-    S3Storage,
     Storage,
     _Context,
 )
@@ -47,35 +46,17 @@ def _finish(
     storage = _resolve_storage(draft, ctx, problems)
     catalog = _resolve_catalog(draft, ctx, problems)
     secrets = _resolve_secrets(draft, ctx, problems)
-    aws_role = None
-    wants_role = bool(ctx.aws_role) or any(k in draft.secrets for k in ROLE_KEYS)
-    if draft.storage_type == "file" and wants_role:
-        problems.append(
-            "aws_role_arn needs S3 storage; got storageType file. Accepted: no aws_role_* keys "
-            "for a local folder."
-        )
-    elif isinstance(storage, S3Storage):
-        default_io = S3_FILE_IO if draft.catalog_type == "glue" else ""
-        io_impl = draft.properties.get("io-impl", default_io)
-        aws_role = resolve_role(
-            draft.secrets,
-            ctx.aws_role,
-            region=storage.region,
-            s3_endpoint=storage.endpoint,
-            uses_s3a=io_impl != S3_FILE_IO,
-            problems=problems,
-        )
+    kind = KINDS.get(draft.storage_type or "")
+    # The IAM role its AWS clients act as: S3's (aws_role.py), refused by a local folder.
+    aws_role = None if kind is None else kind.resolve_role(draft, ctx, storage, problems)
     table_formats = None
     if draft.table_formats is not None:
         try:
             table_formats = parse_table_formats(draft.table_formats, "spec.tableFormats")
         except DeltaConfigError as exc:
             problems.append(str(exc.msg))
-        if draft.storage_type == "gcs" and "delta" in (table_formats or ()):
-            problems.append(
-                "spec.tableFormats names delta, but the Delta log beside Iceberg is not "
-                "available on GCS depots yet. Accepted: [iceberg] (or no tableFormats) on GCS."
-            )
+        if kind is not None:
+            kind.check_table_formats(table_formats or (), problems)
     format_version = None
     try:
         format_version = parse_format_version(draft.format_version, "spec.formatVersion")

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
+from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, AwsRole
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str
-from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
@@ -50,6 +51,19 @@ class FileKind:
     def check_secrets(
         self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
     ) -> None:
+        return None
+
+    def resolve_role(
+        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
+    ) -> AwsRole | None:
+        if ctx.aws_role or any(k in draft.secrets for k in ROLE_KEYS):
+            problems.append(
+                "aws_role_arn needs S3 storage; got storageType file. Accepted: no aws_role_* "
+                "keys for a local folder."
+            )
+        return None
+
+    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
         return None
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import Depot, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
@@ -84,6 +85,14 @@ class StorageKind(Protocol):
     ) -> None:
         """Its credential forms: on a depot of this kind (`own`) resolved into `values` from
         the depot or the environment; on another kind's, refused or checked."""
+
+    def resolve_role(
+        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
+    ) -> AwsRole | None:
+        """The IAM role the depot's clients act as (aws_role.py), where the kind has one."""
+
+    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
+        """Refuse a table format of `spec.tableFormats` the kind cannot hold yet."""
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         """Refuse a second catalog on a store the JVM keeps one client for, unless it has the

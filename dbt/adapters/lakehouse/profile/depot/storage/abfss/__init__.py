@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot
+from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
     abfss_plan,
     claim_container,
@@ -51,6 +53,14 @@ class AbfssKind:
     read_section = staticmethod(read_abfss_section)
     resolve_storage = staticmethod(resolve_abfss_storage)
     check_secrets = staticmethod(check_abfss_secrets)
+
+    def resolve_role(
+        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
+    ) -> AwsRole | None:
+        return None
+
+    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
+        return None
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         io_impl = depot.catalog.properties.get("io-impl", default_io_impl(depot.secrets))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
+from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
     claim_gcs_bucket,
     gcs_catalog_conf,
@@ -41,6 +43,19 @@ class GcsKind:
     read_section = staticmethod(read_gcs_section)
     resolve_storage = staticmethod(resolve_gcs_storage)
     check_secrets = staticmethod(check_gcs_secrets)
+
+    def resolve_role(
+        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
+    ) -> AwsRole | None:
+        return None
+
+    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
+        # At parse time what delta_options refuses when a table is written.
+        if "delta" in table_formats:
+            problems.append(
+                "spec.tableFormats names delta, but the Delta log beside Iceberg is not "
+                "available on GCS depots yet. Accepted: [iceberg] (or no tableFormats) on GCS."
+            )
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         parts.jar_needs |= gcs_catalog_conf(

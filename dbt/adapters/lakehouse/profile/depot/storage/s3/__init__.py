@@ -35,6 +35,7 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.section import (
     SECTION_KEYS,
     check_s3_secrets,
     read_s3_section,
+    resolve_s3_role,
     resolve_s3_storage,
 )
 
@@ -51,6 +52,10 @@ class S3Kind:
     read_section = staticmethod(read_s3_section)
     resolve_storage = staticmethod(resolve_s3_storage)
     check_secrets = staticmethod(check_s3_secrets)
+    resolve_role = staticmethod(resolve_s3_role)
+
+    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
+        return None
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         storage = _storage(depot)

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO, AwsRole, resolve_role
 from dbt.adapters.lakehouse.profile.depot.draft import (
     _bucket_and_prefix,
     _Draft,
     _first,
     _opt_str,
 )
-from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, S3Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, S3Storage, Storage, _Context
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 SECTION_KEYS = ("bucket", "relativePath", "region", "endpoint")
@@ -105,4 +106,22 @@ def _check_key_pair(
         f"Given: {', '.join(present)} (values not shown). Accepted: both "
         f"{access_name} and {secret_name} (plus {token_name} for temporary credentials), or "
         "none of them to use the default AWS credential chain."
+    )
+
+
+def resolve_s3_role(
+    draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
+) -> AwsRole | None:
+    """The IAM role of a resolved S3 storage: the depot's and the profile's aws_role_* keys."""
+    if not isinstance(storage, S3Storage):
+        return None
+    default_io = S3_FILE_IO if draft.catalog_type == "glue" else ""
+    io_impl = draft.properties.get("io-impl", default_io)
+    return resolve_role(
+        draft.secrets,
+        ctx.aws_role,
+        region=storage.region,
+        s3_endpoint=storage.endpoint,
+        uses_s3a=io_impl != S3_FILE_IO,
+        problems=problems,
     )
