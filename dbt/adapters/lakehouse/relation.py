@@ -58,17 +58,23 @@ class LakehouseRelation(BaseRelation):
         return "`{}`".format(identifier.replace("`", "``"))
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
+        for key, part in super()._render_iterator():
+            yield key, None if part is None or key is None else self._written(key, part)
+
+    def _written(self, key: ComponentName, part: str) -> str:
         # Iceberg catalogs keep a name's case and Spark does not fold it, so `MODEL` and `model`
         # would be two tables. dbt folds unquoted names to lower case when it searches
         # (quoting: false), so unquoted namespace and table names are written folded too.
-        for key, part in super()._render_iterator():
-            if (
-                part is not None
-                and key in (ComponentName.Schema, ComponentName.Identifier)
-                and not self.quote_policy.get_part(key)
-            ):
-                part = part.lower()
-            yield key, part
+        folds = key in (ComponentName.Schema, ComponentName.Identifier)
+        return part.lower() if folds and not self.quote_policy.get_part(key) else part
+
+    def written_names(self) -> tuple[str, str, str]:
+        """(catalog, namespace, table) as this relation's statements write them, unquoted."""
+        database, schema, identifier = (
+            self._written(key, str(self.path.get_part(key)))
+            for key in (ComponentName.Database, ComponentName.Schema, ComponentName.Identifier)
+        )
+        return database, schema, identifier
 
     @property
     def as_of(self) -> AsOf | None:

@@ -25,19 +25,11 @@ class TableName:
     @classmethod
     def of(cls, relation: Any) -> TableName:
         """The table a dbt relation names (its database is the Spark catalog), as the relation
-        renders it: an unquoted namespace or table name folded to lower case (relation.py), so
+        writes it (relation.py folds an unquoted namespace or table name to lower case), so
         model `MODEL` is the table `model` its statements wrote."""
-        policy = getattr(relation, "quote_policy", None)
-
-        def written(part: str, key: str) -> str:
-            quoted = policy is None or bool(getattr(policy, key, True))
-            return part if quoted else part.lower()
-
-        return cls(
-            str(relation.database),
-            written(str(relation.schema), "schema"),
-            written(str(relation.identifier), "identifier"),
-        )
+        if hasattr(relation, "written_names"):
+            return cls(*relation.written_names())
+        return cls(str(relation.database), str(relation.schema), str(relation.identifier))
 
     @property
     def sql_name(self) -> str:

@@ -1,4 +1,4 @@
-"""The dbt process's own overhead: behavior flags built without a stack walk, and the exit."""
+"""behavior_flags.py and garbage_collector.py: flags built without a stack walk; the exit."""
 
 from __future__ import annotations
 
