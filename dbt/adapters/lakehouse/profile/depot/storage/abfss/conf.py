@@ -83,7 +83,8 @@ def claim_container(
     the settings of whichever catalog reached it first: two depots whose files go through ABFS
     on one container must agree on them. ADLSFileIO keeps a client per catalog."""
     storage = depot.storage
-    if not isinstance(storage, AbfssStorage) or not _uses_abfs(depot):
+    assert isinstance(storage, AbfssStorage)  # the registry hands it abfss depots only
+    if not _uses_abfs(depot):
         return
     earlier = owners.setdefault((storage.account, storage.container), (catalog_name, depot))
     other_name, other = earlier

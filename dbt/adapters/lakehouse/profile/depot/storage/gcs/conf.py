@@ -153,8 +153,7 @@ def claim_gcs_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, de
     """Hadoop caches one GCS client per bucket, built from the settings of whichever catalog
     reached it first: two depots on one bucket must agree on endpoint and key."""
     storage = depot.storage
-    if not isinstance(storage, GcsStorage):
-        return
+    assert isinstance(storage, GcsStorage)  # the registry hands it GCS depots only
     earlier = owners.setdefault(storage.bucket, (catalog_name, depot))
     other_name, other = earlier
     other_storage = other.storage

@@ -32,8 +32,7 @@ def claim_bucket(owners: dict[str, tuple[str, Depot]], catalog_name: str, depot:
     """Hadoop caches one S3 client per bucket (scheme, bucket, user), built from the settings of
     whichever catalog reached the bucket first: two depots on one bucket must agree on them."""
     storage = depot.storage
-    if not isinstance(storage, S3Storage):
-        return
+    assert isinstance(storage, S3Storage)  # the registry hands it S3 depots only
     earlier = owners.get(storage.bucket)
     if earlier is None:
         owners[storage.bucket] = (catalog_name, depot)
