@@ -36,6 +36,14 @@ class TestReuseMethods(metaclass=AdapterMeta):
         return tests.decide(self, model, query, sql_header, stores_failures)
 
     @available
+    def reuse_test_response(self) -> Any:
+        """A reused test's response before its verdict is added (reuse_test_done): no
+        statement ran."""
+        from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
+
+        return LakehouseAdapterResponse(_message="OK", code="REUSED", rows_affected=0)
+
+    @available
     def reuse_test_done(self, model: Any, response: Any, table: Any, reused: bool) -> Any:
         """The test's response carrying its verdict and costs; an executed test's result kept
         for the store."""

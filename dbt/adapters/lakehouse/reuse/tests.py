@@ -89,13 +89,17 @@ def verdict_of(
     return False, build_reasons(plan)
 
 
-def constant_sql(stored: Stored) -> str:
-    """The recorded result as the one row dbt's test runner reads."""
-    return (
-        f"select cast({int(stored.failures)} as bigint) as failures, "
-        f"{'true' if stored.should_warn else 'false'} as should_warn, "
-        f"{'true' if stored.should_error else 'false'} as should_error"
-    )
+# The columns dbt's test runner reads from a test's one row, in order.
+RESULT_COLUMNS = ("failures", "should_warn", "should_error")
+
+
+def result_table(stored: Stored) -> Any:
+    """The recorded result as the one-row table dbt's test runner reads (no statement runs)."""
+    import agate
+
+    row = [int(stored.failures), bool(stored.should_warn), bool(stored.should_error)]
+    types = [agate.Number(), agate.Boolean(), agate.Boolean()]
+    return agate.Table([row], list(RESULT_COLUMNS), types)
 
 
 def result_of(columns: Sequence[str], values: Sequence[Any]) -> Stored:
@@ -132,8 +136,9 @@ def decide(
     sql_header: str | None,
     stores_failures: bool,
 ) -> dict[str, Any]:
-    """{reuse, reason, sql}: `sql` is the recorded result as a query, when reused. When the
-    test runs, what it is run over is kept for its result's row (finish)."""
+    """{reuse, reason, table}: `table` is the recorded result as the one-row table dbt reads,
+    when reused. When the test runs, what it is run over is kept for its result's row
+    (finish)."""
     invocation, node_id, config = node_of(model)
     refused = refusal(adapter, model, has_hooks=False)
     if refused is not None:
@@ -160,7 +165,7 @@ def decide(
     if reused and stored is not None:
         record_verdict(invocation, node_id, True, reason)
         logger.debug(f"{node_id}: reused: {reason}")
-        return {"reuse": True, "reason": reason, "sql": constant_sql(stored)}
+        return {"reuse": True, "reason": reason, "table": result_table(stored)}
     ran_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     record = record_properties(states, identity, {}, ran_at, BUILD_PREFIX)
     with _LOCK:

@@ -1,8 +1,8 @@
 {%- materialization test, adapter='lakehouse' -%}
   {#- A data test reused (reuse/tests.py, docs/reuse.md): when its query, settings and every
-      table it reads are those of its recorded run, that run's result comes back as a one-row
-      constant query with the columns dbt's test runner reads (failures, should_warn,
-      should_error), so dbt says the same PASS, WARN or FAIL and count. Otherwise dbt's own test
+      table it reads are those of its recorded run, that run's result is the one-row table dbt's
+      test runner reads (failures, should_warn, should_error), no statement run, so dbt says the
+      same PASS, WARN or FAIL and count. Otherwise dbt's own test
       materialization runs it (store_failures, limit, fail_calc as dbt does them) and its
       result is kept for the store, written at the invocation's end. -#}
   {%- set limit = config.get('limit') -%}
@@ -12,9 +12,7 @@
   {%- set query = get_test_sql(get_limit_subquery_sql(sql, limit), config.get('fail_calc'), config.get('warn_if'), config.get('error_if'), limit=none) -%}
   {%- set reuse = adapter.reuse_test_plan(model, query, sql_header, should_store_failures()) -%}
   {%- if reuse['reuse'] -%}
-    {%- call statement('main', fetch_result=True) -%}
-      {{ reuse['sql'] }}
-    {%- endcall -%}
+    {%- do store_result('main', response=adapter.reuse_test_response(), agate_table=reuse['table']) -%}
     {%- set outcome = {'relations': []} -%}
   {%- else -%}
     {%- set outcome = context['materialization_test_default']() -%}
