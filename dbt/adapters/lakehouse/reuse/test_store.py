@@ -194,9 +194,12 @@ def jvm_state(spark: Any) -> StoreState | None:
     return state
 
 
-def _unchanged(catalog: str, state: StoreState | None) -> dict[tuple[str, str], Stored] | None:
-    """The rows this process last knew of `catalog`'s store, when it has not moved since."""
-    now = state(store_of(catalog)) if state is not None else None
+def _state_now(catalog: str, state: StoreState | None) -> tuple[int, int] | None:
+    return state(store_of(catalog)) if state is not None else None
+
+
+def _unchanged(catalog: str, now: tuple[int, int] | None) -> dict[tuple[str, str], Stored] | None:
+    """The rows this process last knew of `catalog`'s store, when it is still at `now`."""
     with _READ_LOCK:
         known = _KNOWN.get(catalog)
     if now is None or known is None or known[0] != now[0]:
@@ -205,8 +208,8 @@ def _unchanged(catalog: str, state: StoreState | None) -> dict[tuple[str, str], 
     return known[1]
 
 
-def _know(catalog: str, state: StoreState | None, rows: dict[tuple[str, str], Stored]) -> None:
-    now = state(store_of(catalog)) if state is not None else None
+def _know(catalog: str, now: tuple[int, int] | None, rows: dict[tuple[str, str], Stored]) -> None:
+    """`rows` as the store at `now` (read at or after that snapshot: a superset is safe)."""
     with _READ_LOCK:
         if now is None:
             _KNOWN.pop(catalog, None)
@@ -231,15 +234,15 @@ def prefetch(spark: Any, invocation: str, catalog: str) -> None:
 
 def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     started = time.monotonic()
-    state = jvm_state(spark)
-    found = _unchanged(key[1], state)
+    now = _state_now(key[1], jvm_state(spark))
+    found = _unchanged(key[1], now)
     if found is None:
         try:
             rows = [tuple(row) for row in spark.sql(read_sql(store_of(key[1]))).collect()]
         except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
             return
         found = parse_rows(rows)
-        _know(key[1], state, found)
+        _know(key[1], now, found)
     logger.debug(
         f"read {len(found)} recorded test result(s) of {key[1]} ahead of its tests in "
         f"{time.monotonic() - started:.2f}s"
@@ -269,10 +272,11 @@ def recorded(
     with _FIRST_READ:  # the other threads wait for the one read, then take its rows
         rows = _READ.get((invocation, catalog))
         if rows is None:
-            rows = _unchanged(catalog, state)
+            now = _state_now(catalog, state)
+            rows = _unchanged(catalog, now)
             if rows is None:
                 rows = _read(query, store_of(catalog))
-                _know(catalog, state, rows)
+                _know(catalog, now, rows)
             with _READ_LOCK:
                 _READ[(invocation, catalog)] = rows
     return rows.get(key)
@@ -343,13 +347,14 @@ def write(execute: Execute, rows: Sequence[Row], state: StoreState | None = None
             logger.warning(f"Recording {len(found)} test result(s) in {table} failed: {exc}")
             continue
         written += len(found)
-        now = state(table) if state is not None else None
+        now = _state_now(catalog, state)
         if now is not None and now[1] > MAX_FILES:
             _compact(execute, table, now[1])
+            now = _state_now(catalog, state)
         if before is not None:
             rows_now = dict(before[1])
             rows_now.update({(r.node_id, r.relation): r.stored for r in found})
-            _know(catalog, state, rows_now)
+            _know(catalog, now, rows_now)
     return written
 
 
