@@ -19,15 +19,6 @@ PLAIN_SQL = (
 )
 PLAIN = [(1, "ALICE"), (2, "BOB")]
 
-# Batch 1 inserts 1 and 2; batch 2 updates 2 and inserts 3.
-MERGED_SQL = """
-{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge') }}
-{% if var('batch', 1) == 1 %}
-select * from values (1, 'a'), (2, 'b') as t(id, s)
-{% else %}
-select * from values (2, 'B'), (3, 'c') as t(id, s)
-{% endif %}
-"""
 ON_KEYED_SQL = """
 {{ config(materialized='table', database='keyed') }}
 select id, upper(name) as name from {{ ref('people') }}

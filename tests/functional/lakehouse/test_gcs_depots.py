@@ -40,9 +40,9 @@ from functional.infra.gcs import FakeGcsServer, GcsRestCatalog, binary_path
 from functional.infra.gcs_tokens import TokenServer, new_service_account_key
 from functional.infra.nessie import NessieServer
 from functional.infra.processes import ServerError
+from functional.lakehouse.catalog_project import MERGED_SQL  # the model every catalog merges
 from functional.lakehouse.dbt_output import output_text
 from functional.lakehouse.gcs_project import (
-    MERGED_SQL,
     MERGED_THEN_SQL,
     ON_KEYED_SQL,
     PEOPLE,
