@@ -7,9 +7,6 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import (
-    LocalStorage,
-)
 from unit.profile.depots import (
     error_of,
     resolve,
@@ -56,31 +53,31 @@ def test_bad_format_version_of_a_depot_is_a_depot_error(cwd: Path, value: object
 
 
 def test_a_file_depots_missing_folder_is_created(tmp_path: Path) -> None:
-    from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
+    from dbt.adapters.lakehouse.profile.depot.storage.file import prepare_folder
 
     folder = tmp_path / "new" / "warehouse"
-    prepare_local_folder(LocalStorage(folder), "'lake' (inline)")
+    prepare_folder(folder, "'lake' (inline)")
     assert folder.is_dir()
-    prepare_local_folder(LocalStorage(folder), "'lake' (inline)")  # existing: left as it is
+    prepare_folder(folder, "'lake' (inline)")  # existing: left as it is
     assert folder.is_dir()
 
 
 def test_a_read_only_depots_missing_folder_is_named_not_created(tmp_path: Path) -> None:
-    from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
+    from dbt.adapters.lakehouse.profile.depot.storage.file import prepare_folder
 
     folder = tmp_path / "raw"
     with pytest.raises(DepotConfigError) as raised:
-        prepare_local_folder(LocalStorage(folder), "'rawlake' (inline)", read_only=True)
+        prepare_folder(folder, "'rawlake' (inline)", read_only=True)
     assert str(folder) in raised.value.msg
     assert "read_only" in raised.value.msg and "not created" in raised.value.msg
     assert not folder.exists()
 
 
 def test_a_file_where_the_folder_should_be_is_refused(tmp_path: Path) -> None:
-    from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
+    from dbt.adapters.lakehouse.profile.depot.storage.file import prepare_folder
 
     path = tmp_path / "wh"
     path.write_text("not a folder")
     with pytest.raises(DepotConfigError) as raised:
-        prepare_local_folder(LocalStorage(path), "'lake' (inline)")
+        prepare_folder(path, "'lake' (inline)")
     assert "is a file, not a folder" in raised.value.msg

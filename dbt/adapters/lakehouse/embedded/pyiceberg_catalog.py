@@ -49,7 +49,7 @@ def embedded_catalog_of(
     dbt_project.yml and its default target, and the target's `warehouse` relative to the
     project. Raises ValueError when the target is not an embedded lakehouse."""
     from dbt.adapters.lakehouse.profile.depot import resolve_depot
-    from dbt.adapters.lakehouse.profile.depot.model import LocalStorage
+    from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
     from dbt.adapters.lakehouse.profile.user_profile import default_profiles_dir, load_profile
 
     environ = dict(os.environ if env is None else env)
@@ -71,12 +71,13 @@ def embedded_catalog_of(
         env=environ,
         cwd=project,
     )
-    if not depot.embedded or not isinstance(depot.storage, LocalStorage):
+    warehouse = kind_of(depot.storage).local_folder(depot)
+    if not depot.embedded or warehouse is None:
         raise ValueError(
             f"Profile '{chosen.profile}', target '{chosen.target}' uses depot {depot.name}, not "
             "the embedded lakehouse: open its catalog with the depot's own settings."
         )
-    return EmbeddedCatalog(name=creds.database, warehouse=depot.storage.path)
+    return EmbeddedCatalog(name=creds.database, warehouse=warehouse)
 
 
 def open_catalog(

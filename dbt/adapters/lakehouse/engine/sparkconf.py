@@ -17,10 +17,7 @@ from dataclasses import dataclass, field
 
 from dbt.adapters.lakehouse.engine.diagnosis import CatalogContext
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot import (
-    Depot,
-    S3Storage,
-)
+from dbt.adapters.lakehouse.profile.depot import Depot
 from dbt.adapters.lakehouse.profile.depot.storage.kind import ConfParts, Owners
 from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import put_secret
@@ -197,14 +194,9 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
     elif catalog.type == "hadoop":
         conf[f"{prefix}.type"] = "hadoop"
     elif catalog.type == "glue":
-        # Depot resolution refuses glue without S3 storage (depot/precedence.py), with the
-        # depot's other problems; a resolved Depot never gets here with a local folder.
-        assert isinstance(storage, S3Storage)
+        # Its region, keys and SDK are the S3 kind's: depot resolution refuses glue on other
+        # storage (storage/s3's check_catalog), so a resolved glue Depot is an S3 one.
         conf[f"{prefix}.catalog-impl"] = GLUE_CATALOG
-        conf[f"{prefix}.client.region"] = storage.region
-        if secrets.aws_access_key and secrets.aws_secret_key:
-            for name, prop in GLUE_KEY_PROPERTIES.items():
-                put_secret(secret_system, prop, getattr(secrets, name))
     elif catalog.type == "nessie":
         conf[f"{prefix}.catalog-impl"] = NESSIE_CATALOG
         conf[f"{prefix}.ref"] = "main"
@@ -220,8 +212,6 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
 
     parts = ConfParts(conf, secret_catalog, secret_hadoop, secret_system, needs)
     kind_of(storage).add_catalog_conf(depot, prefix, default, parts)
-    if catalog.type == "glue":
-        needs.add("aws-sdk-v2")
 
     # Passed-through properties win over what is derived above; secret-looking ones are
     # applied at runtime like the depot's own secrets.

@@ -26,7 +26,7 @@ from dbt.adapters.lakehouse.engine.sparkconf import (
     catalog_context,
 )
 from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
-from dbt.adapters.lakehouse.profile.depot.model import LocalStorage
+from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 _LOG4J_CONFIG = Path(__file__).parent / "resources" / "log4j2.properties"
@@ -155,8 +155,9 @@ def engine_spec(
     conf["spark.jars"] = ",".join(str(p) for p in jars)
     java_options = [f"-Dlog4j.configurationFile={_LOG4J_CONFIG.as_uri()}"]
     embedded_catalog = None
-    if depot.embedded and not connect and isinstance(depot.storage, LocalStorage):
-        embedded_catalog = EmbeddedCatalog(name=creds.database, warehouse=depot.storage.path)
+    local_folder = kind_of(depot.storage).local_folder(depot)
+    if depot.embedded and not connect and local_folder is not None:
+        embedded_catalog = EmbeddedCatalog(name=creds.database, warehouse=local_folder)
     if options.driver_memory:
         conf["spark.driver.memory"] = options.driver_memory
     if options.driver_host and not options.master.startswith("local"):
@@ -178,7 +179,7 @@ def engine_spec(
         depot_label=f"{depot.name} ({depot.source})",
         executor_timeout_seconds=options.executor_timeout_seconds,
         keep_warm_minutes=creds.engine.keep_warm_minutes,
-        local_storage=isinstance(depot.storage, LocalStorage),
+        local_storage=local_folder is not None,
         embedded_catalog=embedded_catalog,
         catalogs=tuple(
             _catalog_mount(name, catalog_depot, plan, default=name == creds.database)

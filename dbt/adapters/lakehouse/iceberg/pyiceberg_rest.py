@@ -1,10 +1,11 @@
 """A depot's Iceberg REST catalog opened through pyiceberg, with no JVM.
 
 The properties are derived from the resolved `Depot`, the same values the Spark plan gives Iceberg's
-Java REST client and FileIO (engine/sparkconf.py, profile/depot/storage/s3/conf.py): the catalog's
-uri and warehouse, the depot's apikey as the bearer token, the S3 endpoint, region and keys. A depot
-that pyiceberg would not open the same way (another catalog type, OAuth2 or SigV4 or a role, storage
-other than S3 or a folder, a property only the JVM client knows) raises `PyicebergUnsupported`, and
+Java REST client and FileIO (engine/sparkconf.py, the storage kind's `pyiceberg_properties`): the
+catalog's uri and warehouse, the depot's apikey as the bearer token, the storage's FileIO settings
+(S3's endpoint, region and keys). A depot that pyiceberg would not open the same way (another
+catalog type, OAuth2 or SigV4 or a role, a storage kind pyiceberg is not given, a property only the
+JVM client knows) raises `PyicebergUnsupported`, and
 the caller keeps the JVM path. Secrets stay `Secret`s until the catalog is built, so a repr or a
 message of this module never shows one.
 """
@@ -16,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dbt.adapters.lakehouse.profile.depot import Depot, LocalStorage, S3Storage
+from dbt.adapters.lakehouse.profile.depot import Depot
+from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, safe_url, uri_has_secret
 
 if TYPE_CHECKING:
@@ -79,7 +81,8 @@ def rest_catalog_properties(depot: Depot, catalog_name: str) -> RestCatalogPrope
     if depot.aws_role is not None:
         raise PyicebergUnsupported(f"{where} acts as an IAM role")
     storage = depot.storage
-    if not isinstance(storage, S3Storage | LocalStorage):
+    file_io = kind_of(storage).pyiceberg_properties(depot)
+    if file_io is None:
         raise PyicebergUnsupported(f"{where} stores its tables on {type(storage).__name__}")
     unsupported = sorted(key for key in catalog.properties if not _known(key))
     if unsupported:
@@ -88,20 +91,10 @@ def rest_catalog_properties(depot: Depot, catalog_name: str) -> RestCatalogPrope
         )
     public = {"uri": catalog.uri, "warehouse": catalog.warehouse or storage.warehouse_uri}
     secret: dict[str, Secret] = {}
-    secrets = depot.secrets
-    if secrets.apikey:
-        secret["token"] = secrets.apikey
-    if isinstance(storage, S3Storage):
-        public["s3.region"] = storage.region
-        if storage.endpoint:
-            public["s3.endpoint"] = storage.endpoint
-            # Path-style, as s3_conf gives the JVM: S3-compatible stores rarely have bucket DNS.
-            public["s3.force-virtual-addressing"] = "false"
-        if secrets.aws_access_key and secrets.aws_secret_key:
-            secret["s3.access-key-id"] = secrets.aws_access_key
-            secret["s3.secret-access-key"] = secrets.aws_secret_key
-            if secrets.aws_session_token:
-                secret["s3.session-token"] = secrets.aws_session_token
+    if depot.secrets.apikey:
+        secret["token"] = depot.secrets.apikey
+    public.update(file_io[0])
+    secret.update(file_io[1])
     # Passed-through properties win over what is derived, as in the Spark plan.
     for key, value in catalog.properties.items():
         if key in _JVM_ONLY or key.startswith(_JVM_ONLY_PREFIXES):

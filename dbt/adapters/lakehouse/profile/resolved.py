@@ -21,8 +21,8 @@ from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
 from dbt.adapters.lakehouse.profile.dataset_mounts import dataset_origins
 from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
-from dbt.adapters.lakehouse.profile.depot.paths import prepare_local_folder
 from dbt.adapters.lakehouse.profile.depot.secret_dir import DEFAULT_SECRET_DIR
+from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.mounts import MountedDepot, resolve_mounted_depots
 
 
@@ -72,9 +72,9 @@ def resolve_profile(creds: LakehouseCredentials) -> ResolvedProfile:
         mounted = resolve_mounted_depots(
             creds.depots, creds.depots_file, _origins(creds), apikey=creds.apikey
         )
-        prepare_local_folder(depot.storage, f"'{depot.name}' ({depot.source})")
+        kind_of(depot.storage).prepare(depot, f"'{depot.name}' ({depot.source})")
         for mount in mounted:
-            prepare_local_folder(mount.depot.storage, mount.label, mount.read_only)
+            kind_of(mount.depot.storage).prepare(mount.depot, mount.label, mount.read_only)
         spec = engine_spec(creds, depot=depot, mounted={m.catalog: m.depot for m in mounted})
         resolved = ResolvedProfile(depot=depot, mounted=mounted, spec=spec)
         if len(_CACHE) >= _CACHE_SIZE:

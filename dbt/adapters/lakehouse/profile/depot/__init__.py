@@ -39,7 +39,6 @@ from dbt.adapters.lakehouse.profile.depot.model import (
     DEPOTS_FILE_NAME,
     ENV_DEPOT,
     ENV_DEPOT_TYPES,
-    STORAGE_TYPES,
     AbfssStorage,
     CatalogSpec,
     Depot,
@@ -53,6 +52,7 @@ from dbt.adapters.lakehouse.profile.depot.parse import _draft_from_entry, _kind
 from dbt.adapters.lakehouse.profile.depot.paths import _absolute_cwd
 from dbt.adapters.lakehouse.profile.depot.precedence import _finish
 from dbt.adapters.lakehouse.profile.depot.resolvers import check_purpose, resolve_named
+from dbt.adapters.lakehouse.profile.depot.storage.registry import STORAGE_TYPES
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
 __all__ = [

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.model import STORAGE_TYPES, _Context
+from dbt.adapters.lakehouse.profile.depot.model import _Context
+from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS, STORAGE_TYPES
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 # The fields of a DataOS storage block that we read; the rest (scheme, format, metastore*,
@@ -168,11 +169,9 @@ def _storage(block: object, storage_type: str) -> dict[str, Any]:
     if not isinstance(block, Mapping):
         return {}  # parse.py reports the missing block with the accepted forms
     own = {k: block[k] for k in _OWN_FIELDS if block.get(k) is not None}
-    suffix = block.get("endpointSuffix")
-    if storage_type == "abfss" and suffix and "endpoint" not in own:
-        suffix_text = str(suffix).strip().lstrip(".")
-        if suffix_text and suffix_text != "dfs.core.windows.net":
-            own["endpoint"] = f"https://{block.get('account')}.{suffix_text}"
+    kind = KINDS.get(storage_type)
+    if kind is not None:
+        kind.read_dataos_block(block, own)
     return own
 
 

@@ -22,7 +22,6 @@ from dbt.adapters.lakehouse.profile.secrets import Secret, is_secret_key, uri_ha
 DEPOT_SCHEME = "dataos"
 ENV_DEPOT = "env"
 CATALOG_TYPES = ("rest", "hadoop", "jdbc", "glue", "nessie")
-STORAGE_TYPES = ("s3", "file", "abfss", "gcs")
 ENV_DEPOT_TYPES = ("S3", "LAKEHOUSE")
 DEPOTS_FILE_NAME = "depots.yml"
 

@@ -17,8 +17,8 @@ from dbt.adapters.lakehouse.profile.depot.draft import (
     _kind,
     _opt_str,
 )
-from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES, STORAGE_TYPES
-from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS
+from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, CATALOG_TYPES
+from dbt.adapters.lakehouse.profile.depot.storage.registry import KINDS, STORAGE_TYPES
 
 _TOP_KEYS = ("type", "spec", "catalog", "secrets")
 _SPEC_KEYS = ("storageType", "s3", "file", "abfss", "gcs", "tableFormats", "formatVersion")

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.model import _SCHEME_RE, LocalStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import _SCHEME_RE, _Context
 
 # The embedded lakehouse's folder in the project when neither `warehouse` nor
 # LAKEHOUSE_WAREHOUSE names one (builtin.py); the credentials name it in `dbt debug`.
@@ -43,33 +43,3 @@ def _absolute(given: str, cwd: Path, home: Path) -> Path:
     else:
         path = Path(given)
     return Path(os.path.normpath(path if path.is_absolute() else cwd / path))
-
-
-def prepare_local_folder(storage: object, label: str, read_only: bool = False) -> None:
-    """Create a local depot's folder, as the embedded lakehouse does its own, so a fresh file
-    depot works on its first command. A read-only mount's folder is never created: nothing may
-    be written there, and an empty new folder would hide a mistyped path."""
-    if not isinstance(storage, LocalStorage):
-        return
-    folder = Path(storage.path)
-    if folder.is_dir():
-        return
-    if folder.exists():
-        raise DepotConfigError(
-            f"Depot {label}: spec.file.path {folder} is a file, not a folder. Accepted: a "
-            "folder (created when missing), absolute, relative to the project, or file:/..."
-        )
-    if read_only:
-        raise DepotConfigError(
-            f"Depot {label} is mounted read_only and its folder {folder} does not exist; a "
-            "read-only depot's folder is not created, since nothing may be written to it. Fix: "
-            "point spec.file.path at the folder holding its tables, or mount it without "
-            "read_only."
-        )
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DepotConfigError(
-            f"Depot {label}: cannot create its folder {folder} ({exc.strerror}). Fix: create "
-            "it yourself, or point spec.file.path at a folder this user may write."
-        ) from None

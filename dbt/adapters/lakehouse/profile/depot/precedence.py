@@ -2,9 +2,9 @@
 
 This module owns which source wins for credentials, the REST catalog's uri and apikey (profile, then
 depot, then environment; the storage itself, with its region or endpoint, is its kind's,
-storage/registry.py), and the rules that span several fields, such as a glue catalog needing S3
-storage. It reports all of a depot's problems at once, in one DepotConfigError naming the depot and
-where it came from.
+storage/registry.py), and the rules that span several fields (one storage kind's, such as a glue
+catalog needing S3 storage, are its kind's). It reports all of a depot's problems at once, in one
+DepotConfigError naming the depot and where it came from.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ def _resolve_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Stora
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
     values = {k: v for k, v in draft.secrets.items() if k not in ROLE_KEYS}
     # Each kind resolves its credential forms on its own depots and refuses or checks them on
-    # the others' (registry.py's order is the order of these problems).
-    for kind in KINDS.values():
+    # the others'. Last registered first: the order these problems have always had (gcs,
+    # abfss, s3), kept while the registry lists the kinds in the order users read them.
+    for kind in reversed(KINDS.values()):
         kind.check_secrets(draft, ctx, values, problems, kind.storage_type == draft.storage_type)
     if draft.catalog_type == "rest" and "apikey" not in values:
         apikey = ctx.getenv("LAKEHOUSE_APIKEY")
@@ -144,13 +145,9 @@ def _resolve_catalog(draft: _Draft, ctx: _Context, problems: list[str]) -> Catal
             + ("Glue is found by region" if kind == "glue" else "metadata lives in the warehouse")
             + "); remove it, or choose catalog.type rest, nessie or jdbc."
         )
-    # The only place this rule lives: engine/sparkconf.py relies on no resolved Depot breaking it.
-    if kind == "glue" and draft.storage_type not in ("s3", None):
-        problems.append(
-            f"The glue catalog needs S3 storage; got storageType {draft.storage_type}. "
-            "Accepted: storageType s3 with glue, or a rest, hadoop, jdbc or nessie catalog "
-            "for other storage."
-        )
+    # A catalog type only one kind's depots can hold (glue: S3's) is that kind's rule.
+    for storage_kind in KINDS.values():
+        storage_kind.check_catalog(draft, problems, storage_kind.storage_type == draft.storage_type)
     return CatalogSpec(kind, uri, draft.catalog_warehouse, dict(draft.properties))
 
 

@@ -2,13 +2,14 @@
 absolute against the working folder by paths.py).
 
 Hadoop's local file system needs no settings, keys or jars, `dbt debug` has no storage to reach
-(the folder is made when the profile is resolved, profile/resolved.py), and delta-rs writes a
-local path without options: each answer is the empty one.
+(the folder is made when the profile is resolved, `prepare`), delta-rs writes a local path
+without options, and pyiceberg reads it without properties: each answer is the empty one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
@@ -18,17 +19,18 @@ from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, Stor
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
-    Owners,
+    FileIoProperties,
     PreflightClients,
+    StorageKind,
     StorageOptions,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 
 
-class FileKind:
+class FileKind(StorageKind[LocalStorage]):
     storage_type = "file"
-    storage_class: type = LocalStorage
-    section_keys: tuple[str, ...] = ("path",)
+    storage_class = LocalStorage
+    section_keys = ("path",)
 
     def read_section(
         self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
@@ -63,17 +65,14 @@ class FileKind:
             )
         return None
 
-    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
-        return None
+    def local_folder(self, depot: Depot) -> Path:
+        return self.storage(depot).path
 
-    def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
-        return None
+    def prepare(self, depot: Depot, label: str, read_only: bool = False) -> None:
+        prepare_folder(Path(self.storage(depot).path), label, read_only)
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         return None
-
-    def error_context(self, depot: Depot) -> Mapping[str, str | None]:
-        return {}
 
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
@@ -82,6 +81,36 @@ class FileKind:
 
     def delta_options(self, depot: Depot) -> StorageOptions:
         return StorageOptions()
+
+    def pyiceberg_properties(self, depot: Depot) -> FileIoProperties:
+        return {}, {}
+
+
+def prepare_folder(folder: Path, label: str, read_only: bool = False) -> None:
+    """Create a local depot's folder, as the embedded lakehouse does its own, so a fresh file
+    depot works on its first command. A read-only mount's folder is never created: nothing may
+    be written there, and an empty new folder would hide a mistyped path."""
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise DepotConfigError(
+            f"Depot {label}: spec.file.path {folder} is a file, not a folder. Accepted: a "
+            "folder (created when missing), absolute, relative to the project, or file:/..."
+        )
+    if read_only:
+        raise DepotConfigError(
+            f"Depot {label} is mounted read_only and its folder {folder} does not exist; a "
+            "read-only depot's folder is not created, since nothing may be written to it. Fix: "
+            "point spec.file.path at the folder holding its tables, or mount it without "
+            "read_only."
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DepotConfigError(
+            f"Depot {label}: cannot create its folder {folder} ({exc.strerror}). Fix: create "
+            "it yourself, or point spec.file.path at a folder this user may write."
+        ) from None
 
 
 KIND = FileKind()

@@ -1,29 +1,36 @@
 """What a storage kind (S3, GCS, abfss, a local folder) answers, whoever asks.
 
 One module (or package) per kind implements `StorageKind` and is registered in registry.py; the
-depot schema (parse.py, precedence.py), engine/sparkconf.py, profile/preflight.py and
-delta_mirror/storage.py ask the registry for a depot's kind instead of testing its storage's class.
+depot schema (parse.py, precedence.py, dataos_shapes.py), engine/sparkconf.py and spec.py,
+profile/preflight.py, delta_mirror/storage.py and iceberg/pyiceberg_rest.py ask the registry for a
+depot's kind instead of testing its storage's class.
 The kinds live in the depot layer, so they see no engine or feature module: the Spark conf they add
 is plain keys and values into `ConfParts`, which sparkconf.py owns.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import Depot, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
-from dbt.adapters.lakehouse.profile.secrets import MASK
+from dbt.adapters.lakehouse.profile.secrets import MASK, Secret
 
 HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 
 # What one kind's catalogs of a session claimed: the key its JVM client is cached by (a
 # bucket, a container) -> (catalog name, depot).
 Owners = dict[Any, tuple[str, Depot]]
+# pyiceberg properties of a storage: the public ones, and the secret ones kept as `Secret`s
+# until the catalog is opened.
+FileIoProperties = tuple[dict[str, str], dict[str, Secret]]
+S = TypeVar("S")
 
 
 @dataclass
@@ -64,22 +71,34 @@ class StorageOptions(dict[str, str]):
     __str__ = __repr__
 
 
-class StorageKind(Protocol):
-    """One storageType: its storage class and what each stage needs of it."""
+class StorageKind(ABC, Generic[S]):
+    """One storageType: its storage class and what each stage needs of it. The abstract methods
+    are what every kind answers; the others default to the answer of a kind without that
+    concern (no IAM role, every table format, one client per store not an issue, nothing to
+    prepare on this machine, not opened by pyiceberg), so a kind overrides only what it has."""
 
     storage_type: str
-    storage_class: type
+    storage_class: type[S]
     # The keys of its `spec.<storageType>` section.
     section_keys: tuple[str, ...]
 
+    def storage(self, depot: Depot) -> S:
+        """The depot's storage, typed as this kind's (the registry hands a depot only to its
+        own kind)."""
+        assert isinstance(depot.storage, self.storage_class)
+        return depot.storage
+
+    @abstractmethod
     def read_section(
         self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
     ) -> None:
         """The section's values into the draft (parse.py checked its keys)."""
 
+    @abstractmethod
     def resolve_storage(self, draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
         """The storage the draft names, with precedence's defaults; None after a problem."""
 
+    @abstractmethod
     def check_secrets(
         self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
     ) -> None:
@@ -90,26 +109,51 @@ class StorageKind(Protocol):
         self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
     ) -> AwsRole | None:
         """The IAM role the depot's clients act as (aws_role.py), where the kind has one."""
+        return None
+
+    def check_catalog(self, draft: _Draft, problems: list[str], own: bool) -> None:
+        """A catalog type only this kind's depots can hold, refused on another kind's (`own`:
+        the draft is this kind's depot)."""
 
     def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
         """Refuse a table format of `spec.tableFormats` the kind cannot hold yet."""
+
+    def read_dataos_block(self, block: Mapping[str, Any], own: dict[str, Any]) -> None:
+        """DataOS fields of its storage block that are not ours, made ours in `own` (the
+        block's fields that are ours, copied as they are)."""
 
     def claim(self, owners: Owners, catalog_name: str, depot: Depot) -> None:
         """Refuse a second catalog on a store the JVM keeps one client for, unless it has the
         same settings (owners: what this kind's catalogs of one session claimed so far)."""
 
+    def local_folder(self, depot: Depot) -> Path | None:
+        """The folder on this machine that holds the depot's tables, if it is one."""
+        return None
+
+    def prepare(self, depot: Depot, label: str, read_only: bool = False) -> None:
+        """Make the storage ready for a depot's first command (`label` names the depot)."""
+
+    @abstractmethod
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         """The catalog's storage settings (`prefix`: spark.sql.catalog.<name>; `default`: the
         profile's own depot, whose settings may be the session's)."""
 
     def error_context(self, depot: Depot) -> Mapping[str, str | None]:
         """What an engine error's message may name of the storage (no secrets)."""
+        return {}
 
+    @abstractmethod
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
     ) -> list[str]:
         """`dbt debug`'s checks of the storage into `report`; returns the secrets they made
         (temporary credentials), for masking."""
 
+    @abstractmethod
     def delta_options(self, depot: Depot) -> StorageOptions:
         """delta-rs (object_store) options: the log lands where the catalog's files are."""
+
+    def pyiceberg_properties(self, depot: Depot) -> FileIoProperties | None:
+        """pyiceberg's FileIO properties for the depot's storage, the same values the JVM's
+        FileIO gets; None where pyiceberg is not given this kind (the caller keeps the JVM)."""
+        return None

@@ -9,10 +9,9 @@ object_store's Azure options.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot, Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, Depot
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
     abfss_plan,
     claim_container,
@@ -29,6 +28,7 @@ from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
     PreflightClients,
+    StorageKind,
     StorageOptions,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
@@ -43,10 +43,10 @@ _AZURE_OPTIONS = {
 }
 
 
-class AbfssKind:
+class AbfssKind(StorageKind[AbfssStorage]):
     storage_type = "abfss"
-    storage_class: type = AbfssStorage
-    section_keys: tuple[str, ...] = SECTION_KEYS
+    storage_class = AbfssStorage
+    section_keys = SECTION_KEYS
 
     # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_container)
@@ -54,36 +54,34 @@ class AbfssKind:
     resolve_storage = staticmethod(resolve_abfss_storage)
     check_secrets = staticmethod(check_abfss_secrets)
 
-    def resolve_role(
-        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
-    ) -> AwsRole | None:
-        return None
-
-    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
-        return None
+    def read_dataos_block(self, block: Mapping[str, Any], own: dict[str, Any]) -> None:
+        # DataOS names a private cloud's endpoint by its suffix (`endpointSuffix`); the public
+        # one's suffix is the default endpoint, which needs no setting.
+        suffix = block.get("endpointSuffix")
+        if suffix and "endpoint" not in own:
+            suffix_text = str(suffix).strip().lstrip(".")
+            if suffix_text and suffix_text != "dfs.core.windows.net":
+                own["endpoint"] = f"https://{block.get('account')}.{suffix_text}"
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
         io_impl = depot.catalog.properties.get("io-impl", default_io_impl(depot.secrets))
         parts.conf[f"{prefix}.io-impl"] = io_impl
-        azure = abfss_plan(_storage(depot), depot.secrets, prefix, io_impl, default)
+        azure = abfss_plan(self.storage(depot), depot.secrets, prefix, io_impl, default)
         parts.conf.update(azure.conf)
         parts.secret_catalog.update(azure.secret_catalog)
         parts.secret_hadoop.update(azure.secret_hadoop)
         parts.jar_needs |= azure.jar_needs
 
-    def error_context(self, depot: Depot) -> Mapping[str, str | None]:
-        return {}
-
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
     ) -> list[str]:
-        AbfssChecks(_storage(depot), depot.secrets, clients.abfss, timeout, report).run()
+        AbfssChecks(self.storage(depot), depot.secrets, clients.abfss, timeout, report).run()
         return []
 
     def delta_options(self, depot: Depot) -> StorageOptions:
         """ADLS Gen2 through object_store's Azure client (the Blob API), with the depot's one
         credential form; an endpoint (a private one, an emulator) as its Blob URL."""
-        storage = _storage(depot)
+        storage = self.storage(depot)
         options = StorageOptions(
             _AZURE_OPTIONS.values(), azure_storage_account_name=storage.account
         )
@@ -96,12 +94,6 @@ class AbfssKind:
             if secret:
                 options[option] = secret.reveal()
         return options
-
-
-def _storage(depot: Depot) -> AbfssStorage:
-    # The registry hands a depot only to its own kind.
-    assert isinstance(depot.storage, AbfssStorage)
-    return depot.storage
 
 
 KIND = AbfssKind()

@@ -8,11 +8,7 @@ token.py); Delta: not available yet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage, Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
     claim_gcs_bucket,
     gcs_catalog_conf,
@@ -27,27 +23,23 @@ from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
     PreflightClients,
+    StorageKind,
     StorageOptions,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 
 
-class GcsKind:
+class GcsKind(StorageKind[GcsStorage]):
     storage_type = "gcs"
-    storage_class: type = GcsStorage
-    section_keys: tuple[str, ...] = SECTION_KEYS
+    storage_class = GcsStorage
+    section_keys = SECTION_KEYS
 
     # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_gcs_bucket)
     read_section = staticmethod(read_gcs_section)
     resolve_storage = staticmethod(resolve_gcs_storage)
     check_secrets = staticmethod(check_gcs_secrets)
-
-    def resolve_role(
-        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
-    ) -> AwsRole | None:
-        return None
 
     def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
         # At parse time what delta_options refuses when a table is written.
@@ -62,27 +54,18 @@ class GcsKind:
             depot, prefix, default, parts.conf, parts.secret_hadoop, parts.secret_catalog
         )
 
-    def error_context(self, depot: Depot) -> Mapping[str, str | None]:
-        return {}
-
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
     ) -> list[str]:
-        GcsChecks(_storage(depot), depot.secrets, clients.gcs_request, timeout, report).run()
+        GcsChecks(self.storage(depot), depot.secrets, clients.gcs_request, timeout, report).run()
         return []
 
     def delta_options(self, depot: Depot) -> StorageOptions:
         raise DeltaConfigError(
             f"The Delta log beside Iceberg is not available on GCS depots yet; depot "
-            f"'{depot.name}' is on gs://{_storage(depot).bucket}. Accepted: table_formats: "
+            f"'{depot.name}' is on gs://{self.storage(depot).bucket}. Accepted: table_formats: "
             "[iceberg] on GCS, or a dual-format table in an S3 or file depot."
         )
-
-
-def _storage(depot: Depot) -> GcsStorage:
-    # The registry hands a depot only to its own kind.
-    assert isinstance(depot.storage, GcsStorage)
-    return depot.storage
 
 
 KIND = GcsKind()

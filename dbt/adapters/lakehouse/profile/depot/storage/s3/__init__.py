@@ -11,22 +11,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     HADOOP_FILE_IO,
     ConfParts,
+    FileIoProperties,
     PreflightClients,
+    StorageKind,
     StorageOptions,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 from dbt.adapters.lakehouse.profile.depot.storage.s3.conf import (
     claim_bucket,
+    put_secret,
     s3a_conf,
     s3fileio_conf,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight import S3Checks
 from dbt.adapters.lakehouse.profile.depot.storage.s3.preflight_role import assume_for_checks
 from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
+    BASE_KEY_PROPERTIES,
     SDK_DEFAULT_CHAIN,
     iceberg_role_conf,
     s3a_role_conf,
@@ -38,14 +43,15 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.section import (
     resolve_s3_role,
     resolve_s3_storage,
 )
+from dbt.adapters.lakehouse.profile.secrets import Secret
 
 _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
 
-class S3Kind:
+class S3Kind(StorageKind[S3Storage]):
     storage_type = "s3"
-    storage_class: type = S3Storage
-    section_keys: tuple[str, ...] = SECTION_KEYS
+    storage_class = S3Storage
+    section_keys = SECTION_KEYS
 
     # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_bucket)
@@ -54,13 +60,28 @@ class S3Kind:
     check_secrets = staticmethod(check_s3_secrets)
     resolve_role = staticmethod(resolve_s3_role)
 
-    def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
-        return None
+    def check_catalog(self, draft: _Draft, problems: list[str], own: bool) -> None:
+        # AWS Glue is AWS's: its tables live on S3 (sparkconf.py and add_catalog_conf rely on
+        # no resolved Depot breaking this).
+        if draft.catalog_type == "glue" and not own and draft.storage_type is not None:
+            problems.append(
+                f"The glue catalog needs S3 storage; got storageType {draft.storage_type}. "
+                "Accepted: storageType s3 with glue, or a rest, hadoop, jdbc or nessie catalog "
+                "for other storage."
+            )
 
     def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
-        storage = _storage(depot)
+        storage = self.storage(depot)
         secrets, conf = depot.secrets, parts.conf
         glue = depot.catalog.type == "glue"
+        if glue:
+            # Glue is found in the bucket's region; its client reads the depot's keys from the
+            # JVM's system properties (sparkconf.GLUE_KEY_PROPERTIES says why).
+            conf[f"{prefix}.client.region"] = storage.region
+            if secrets.aws_access_key and secrets.aws_secret_key:
+                for name, prop in BASE_KEY_PROPERTIES.items():
+                    put_secret(parts.secret_system, prop, getattr(secrets, name))
+            parts.jar_needs.add("aws-sdk-v2")
         io_impl = depot.catalog.properties.get("io-impl", S3_FILE_IO if glue else HADOOP_FILE_IO)
         conf[f"{prefix}.io-impl"] = io_impl
         if io_impl == S3_FILE_IO:
@@ -92,7 +113,7 @@ class S3Kind:
             parts.secret_system.update(role.system_properties)
 
     def error_context(self, depot: Depot) -> Mapping[str, str | None]:
-        storage = _storage(depot)
+        storage = self.storage(depot)
         return {"region": storage.region, "bucket": storage.bucket}
 
     def preflight(
@@ -108,11 +129,27 @@ class S3Kind:
             made = [] if secrets is None else secrets.values()
             principal = f"role {role.arn}"
         if secrets is not None:
-            S3Checks(_storage(depot), secrets, clients.s3, timeout, report, principal).run()
+            S3Checks(self.storage(depot), secrets, clients.s3, timeout, report, principal).run()
         return made
 
+    def pyiceberg_properties(self, depot: Depot) -> FileIoProperties:
+        """pyiceberg's S3 FileIO as s3conf gives the JVM's S3FileIO: region, endpoint, keys."""
+        storage, secrets = self.storage(depot), depot.secrets
+        public = {"s3.region": storage.region}
+        secret: dict[str, Secret] = {}
+        if storage.endpoint:
+            public["s3.endpoint"] = storage.endpoint
+            # Path-style, as s3_conf gives the JVM: S3-compatible stores rarely have bucket DNS.
+            public["s3.force-virtual-addressing"] = "false"
+        if secrets.aws_access_key and secrets.aws_secret_key:
+            secret["s3.access-key-id"] = secrets.aws_access_key
+            secret["s3.secret-access-key"] = secrets.aws_secret_key
+            if secrets.aws_session_token:
+                secret["s3.session-token"] = secrets.aws_session_token
+        return public, secret
+
     def delta_options(self, depot: Depot) -> StorageOptions:
-        storage = _storage(depot)
+        storage = self.storage(depot)
         options = StorageOptions(_AWS_SECRET_OPTIONS, AWS_REGION=storage.region)
         if storage.endpoint:
             options["AWS_ENDPOINT_URL"] = storage.endpoint
@@ -130,12 +167,6 @@ class S3Kind:
             if secret:
                 options[key] = secret.reveal()
         return options
-
-
-def _storage(depot: Depot) -> S3Storage:
-    # The registry hands a depot only to its own kind.
-    assert isinstance(depot.storage, S3Storage)
-    return depot.storage
 
 
 KIND = S3Kind()
