@@ -27,7 +27,7 @@ from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
     AZURE_LOGIN_HOST,
     blob_endpoint,
 )
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.storage.report import StoreChecks, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 
@@ -109,36 +109,25 @@ def blob_container_client(storage: AbfssStorage, secrets: DepotSecrets, timeout:
     )
 
 
-class AbfssChecks:
+class AbfssChecks(StoreChecks[AbfssStorage, AbfssClientFactory]):
     """Container and credential, then write/delete on the prefix; a later check runs only
     when the earlier passed."""
 
-    def __init__(
-        self,
-        storage: AbfssStorage,
-        secrets: DepotSecrets,
-        client_factory: AbfssClientFactory,
-        timeout: float,
-        report: PreflightReport,
-    ) -> None:
-        self.storage = storage
-        self.secrets = secrets
-        self.client_factory = client_factory
-        self.timeout = timeout
-        self.report = report
-        self.prefix = f"{storage.relative_path}/" if storage.relative_path else ""
-        self.location = f"{storage.scheme}://{storage.container}@{storage.host}/{self.prefix}"
-        self.endpoint = blob_endpoint(storage)
-        if secrets.azure_account_key:
-            self.credential = "the account key (secrets.azure_account_key or AZURE_STORAGE_KEY)"
-        elif secrets.azure_sas_token:
-            self.credential = "the SAS token (secrets.azure_sas_token or AZURE_STORAGE_SAS_TOKEN)"
-        else:
-            self.credential = "the service principal (azure_client_id / secret / tenant_id)"
+    @property
+    def endpoint(self) -> str:
+        return blob_endpoint(self.storage)
+
+    @property
+    def credential(self) -> str:
+        if self.secrets.azure_account_key:
+            return "the account key (secrets.azure_account_key or AZURE_STORAGE_KEY)"
+        if self.secrets.azure_sas_token:
+            return "the SAS token (secrets.azure_sas_token or AZURE_STORAGE_SAS_TOKEN)"
+        return "the service principal (azure_client_id / secret / tenant_id)"
 
     def run(self) -> None:
         try:
-            client = self.client_factory(self.storage, self.secrets, self.timeout)
+            client = self.client(self.storage, self.secrets, self.timeout)
         except Exception as exc:  # e.g. a malformed endpoint, refused before any request
             self.report.problems.append(
                 f"Cannot create an Azure Blob client for {self.endpoint}: {first_line(exc)}. "

@@ -11,42 +11,33 @@ import json
 import uuid
 from urllib.parse import quote
 
-from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets, GcsStorage
+from dbt.adapters.lakehouse.profile.depot.model import GcsStorage
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.token import (
     HttpRequest,
     TokenError,
     default_chain_token,
     key_token,
 )
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
+from dbt.adapters.lakehouse.profile.depot.storage.report import StoreChecks
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 GCS_API = "https://storage.googleapis.com"
 
 
-class GcsChecks:
+class GcsChecks(StoreChecks[GcsStorage, HttpRequest]):
     """Credentials, bucket and list permission, then write and delete, in that order: a later
     check only runs when the earlier ones passed."""
 
-    def __init__(
-        self,
-        storage: GcsStorage,
-        secrets: DepotSecrets,
-        request: HttpRequest,
-        timeout: float,
-        report: PreflightReport,
-    ) -> None:
-        self.storage = storage
-        self.secrets = secrets
-        self.request = request
-        self.timeout = timeout
-        self.report = report
-        self.bucket = storage.bucket
-        self.prefix = f"{storage.relative_path}/" if storage.relative_path else ""
-        self.location = f"gs://{storage.bucket}/{self.prefix}"
-        self.base = (storage.endpoint or GCS_API).rstrip("/")
-        self.where = f" at {storage.endpoint}" if storage.endpoint else ""
-        self.headers: dict[str, str] = {}
+    # The token's header, once _authorise has one (none for an emulator without a key).
+    headers: dict[str, str]
+
+    @property
+    def bucket(self) -> str:
+        return self.storage.bucket
+
+    @property
+    def base(self) -> str:
+        return (self.storage.endpoint or GCS_API).rstrip("/")
 
     def run(self) -> None:
         if not self._authorise():
@@ -57,10 +48,11 @@ class GcsChecks:
 
     def _authorise(self) -> bool:
         key = self.secrets.gcs_key_json
+        self.headers = {}
         try:
             if key:
                 token = key_token(
-                    key.reveal(), self.request, self.timeout, "The depot's secrets.gcs_key_json"
+                    key.reveal(), self.client, self.timeout, "The depot's secrets.gcs_key_json"
                 )
                 how = "the depot's service-account key"
             elif self.storage.endpoint:
@@ -69,7 +61,7 @@ class GcsChecks:
                 )
                 return True
             else:
-                token = default_chain_token(self.request, self.timeout)
+                token = default_chain_token(self.client, self.timeout)
                 how = "the default Google chain"
         except TokenError as exc:
             self.report.problems.append(str(exc))
@@ -80,7 +72,7 @@ class GcsChecks:
 
     def _call(self, method: str, url: str, body: bytes | None = None) -> tuple[int, bytes] | None:
         try:
-            return self.request(method, url, self.headers, body, self.timeout)
+            return self.client(method, url, self.headers, body, self.timeout)
         except OSError as exc:
             endpoint = self.storage.endpoint or GCS_API
             self.report.problems.append(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
-from dbt.adapters.lakehouse.profile.depot.model import Depot, DepotSecrets, S3Storage
+from dbt.adapters.lakehouse.profile.depot.model import Depot, S3Storage
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     HADOOP_FILE_IO,
     ConfParts,
@@ -119,18 +119,18 @@ class S3Kind(StorageKind[S3Storage]):
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
     ) -> list[str]:
-        secrets: DepotSecrets | None = depot.secrets
-        principal = "these credentials"
-        made: list[str] = []
-        if depot.aws_role is not None:
-            # S3 is checked as the role, with its temporary credentials (hidden like the keys).
-            role = depot.aws_role
-            secrets = assume_for_checks(role, depot.secrets, clients.sts, timeout, report)
-            made = [] if secrets is None else secrets.values()
-            principal = f"role {role.arn}"
-        if secrets is not None:
-            S3Checks(self.storage(depot), secrets, clients.s3, timeout, report, principal).run()
-        return made
+        role = depot.aws_role
+        if role is None:
+            S3Checks(self.storage(depot), depot.secrets, clients.s3, timeout, report).run()
+            return []
+        # S3 is checked as the role, with its temporary credentials (hidden like the keys).
+        secrets = assume_for_checks(role, depot.secrets, clients.sts, timeout, report)
+        if secrets is None:
+            return []
+        checks = S3Checks(self.storage(depot), secrets, clients.s3, timeout, report)
+        checks.principal = f"role {role.arn}"
+        checks.run()
+        return secrets.values()
 
     def pyiceberg_properties(self, depot: Depot) -> FileIoProperties:
         """pyiceberg's S3 FileIO as s3conf gives the JVM's S3FileIO: region, endpoint, keys."""

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.model import DepotSecrets, S3Storage
-from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport, first_line, reveal
+from dbt.adapters.lakehouse.profile.depot.storage.report import StoreChecks, first_line, reveal
 
 PROBE_NAME = ".dbt-lakehouse-preflight"
 
@@ -49,36 +49,23 @@ def boto3_s3_client(storage: S3Storage, secrets: DepotSecrets, timeout: float) -
     return session.client("s3", endpoint_url=storage.endpoint, config=config)
 
 
-class S3Checks:
+class S3Checks(StoreChecks[S3Storage, S3ClientFactory]):
     """Bucket, region, and list/write/delete permission on the prefix, in that order.
 
     A later check only runs when the earlier ones passed: with no bucket, "cannot write" would
     only repeat the first problem.
     """
 
-    def __init__(
-        self,
-        storage: S3Storage,
-        secrets: DepotSecrets,
-        client_factory: S3ClientFactory,
-        timeout: float,
-        report: PreflightReport,
-        principal: str = "these credentials",
-    ) -> None:
-        self.principal = principal
-        self.storage = storage
-        self.secrets = secrets
-        self.client_factory = client_factory
-        self.timeout = timeout
-        self.report = report
-        self.bucket = storage.bucket
-        self.prefix = f"{storage.relative_path}/" if storage.relative_path else ""
-        self.location = f"s3://{storage.bucket}/{self.prefix}"
-        self.where = f" at {storage.endpoint}" if storage.endpoint else ""
+    # Whom the checks act as, in their messages (the kind names an IAM role it assumed).
+    principal = "these credentials"
+
+    @property
+    def bucket(self) -> str:
+        return self.storage.bucket
 
     def run(self) -> None:
         try:
-            client = self.client_factory(self.storage, self.secrets, self.timeout)
+            client = self.client(self.storage, self.secrets, self.timeout)
         except Exception as exc:  # boto3 refuses e.g. a malformed endpoint before any request
             self.report.problems.append(
                 f"Cannot create an S3 client for bucket '{self.bucket}'{self.where}: "
