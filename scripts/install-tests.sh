@@ -89,7 +89,7 @@ if ! command -v go >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 fi
 
 # The run report's HTML page is rendered by a real headless browser in the tests
-# (tests/functional/lakehouse/test_node_metrics.py): Debian's Chromium, 81 MB.
+# (tests/functional/lakehouse/report/test_node_metrics.py): Debian's Chromium, 81 MB.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   apt_install "a headless browser for the report page's test" --no-install-recommends chromium
 fi

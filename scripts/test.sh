@@ -29,16 +29,18 @@ fi
 # What differs there is where tasks run (executors in other JVMs), not SQL semantics: the
 # cluster's own tests (Comet's plugin on the executors too), Python models, and one merge
 # whose shuffle and commit span the executors (every strategy's rows run on local).
-"$VENV/bin/pytest" -q --durations=10 --profile cluster tests/functional/lakehouse/test_cluster.py \
-  tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge \
-  tests/functional/lakehouse/test_python_models.py
+"$VENV/bin/pytest" -q --durations=10 --profile cluster \
+  tests/functional/lakehouse/engine/test_cluster.py \
+  tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge \
+  tests/functional/lakehouse/models/test_python_models.py
 # Spark Connect, on a subset (docs/tests.md): each test process starts its own Connect server.
 # The adapter's own Connect tests (a seed, table, view and merge model built, rebuilt and
 # documented), cancelling, and one CDC merge, whose rows Connect computes once in another way
 # (runtime.compute_once); every strategy's rows run on local, the killed merge on local and
 # s3_rest (under Connect the server may finish a statement after its dbt process is killed).
-CONNECT_SUBSET=(tests/functional/lakehouse/test_connect.py tests/functional/lakehouse/test_cancel.py
-  tests/functional/lakehouse/test_incremental_strategies.py::TestCdcMerge)
+CONNECT_SUBSET=(tests/functional/lakehouse/engine/test_connect.py
+  tests/functional/lakehouse/engine/test_cancel.py
+  tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge)
 "$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile connect "${CONNECT_SUBSET[@]}"
 # The other lines, Spark 3.5 with dbt-core 1.13 (the next dbt line, in beta; docs/dbt-versions.md),
 # in a second virtualenv (docs/engine-lines.md): the unit tests, then a named subset of what
@@ -49,6 +51,7 @@ OTHER=.venv-spark35
 LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.13 bash scripts/install-tests.sh
 "$OTHER/bin/pytest" tests/unit -q
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
-  tests/functional/lakehouse/test_first_build.py tests/functional/lakehouse/test_s3_rest_landing.py \
-  tests/functional/lakehouse/test_s3_faults.py
-"$OTHER/bin/pytest" -q --durations=10 --profile connect tests/functional/lakehouse/test_connect.py
+  tests/functional/lakehouse/models/test_first_build.py \
+  tests/functional/lakehouse/profile/test_s3_rest_landing.py \
+  tests/functional/lakehouse/profile/test_s3_faults.py
+"$OTHER/bin/pytest" -q --durations=10 --profile connect tests/functional/lakehouse/engine/test_connect.py

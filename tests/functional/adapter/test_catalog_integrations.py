@@ -2,7 +2,7 @@
 (v1, and v2 through the project's `use_catalogs_v2` flag); a model with `catalog_name` is
 written into that catalog (a hadoop catalog on a folder of the project), a model without one
 reads it from the profile's catalog, over a run and a rerun. The storage and catalog kinds are
-tests/functional/lakehouse/test_catalogs_yml.py's (both profiles); this runs on `local`."""
+tests/functional/lakehouse/catalogs/test_catalogs_yml.py's (both profiles); this runs on `local`."""
 
 from __future__ import annotations
 

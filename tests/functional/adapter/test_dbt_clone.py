@@ -3,7 +3,7 @@
 dbt's suite and the isolation check run on `local` (the embedded lakehouse's jdbc catalog
 registers tables, so its tables are zero-copy clones); `s3_rest` clones through the REST
 catalog. The other catalog types (zero-copy on jdbc, glue and nessie, a copy on hadoop) are
-checked in tests/functional/lakehouse/test_catalogs.py and test_nessie_catalog.py.
+checked in tests/functional/lakehouse/catalogs/test_catalogs.py and test_nessie_catalog.py.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dbt.tests.adapter.dbt_clone.test_dbt_clone import (
 )
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from functional.lakehouse.clones import clone_rows, clone_tables, clone_target
-from functional.lakehouse.tables import expect
+from functional.lakehouse.shared.clones import clone_rows, clone_tables, clone_target
+from functional.lakehouse.shared.tables import expect
 
 LOCAL = pytest.mark.only_profile("local")
 

@@ -1,5 +1,5 @@
-"""Catalog servers for tests/functional/lakehouse/test_catalogs.py: a real PostgreSQL (the jdbc
-catalog's database) and moto's Glue (on the moto server the `s3_server` fixture starts).
+"""Catalog servers for tests/functional/lakehouse/catalogs/test_catalogs.py: a real PostgreSQL
+(the jdbc catalog's database) and moto's Glue (on the moto server the `s3_server` fixture starts).
 
 PostgreSQL comes from the OS packages (Debian: `postgresql`, which scripts/install-tests.sh installs
 when no server binaries are found). `initdb` and `postgres` refuse to run as root, so as root

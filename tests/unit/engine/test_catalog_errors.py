@@ -10,7 +10,8 @@ from dbt.adapters.lakehouse.exceptions import CommitConflictError
 
 # --- catalogs without views, Glue's missing databases, regions, credentials -----------------
 # Captured from Spark 3.5.9 + Iceberg 1.10.2: a view model on a hadoop catalog, and sources in
-# a Glue database that moto's Glue does not have (tests/functional/lakehouse/test_catalogs.py).
+# a Glue database that moto's Glue does not have
+# (tests/functional/lakehouse/catalogs/test_catalogs.py).
 
 VIEW_ON_HADOOP = "Replacing a view is not supported by catalog: lakehouse"
 GLUE_MISSING = (

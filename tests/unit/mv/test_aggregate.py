@@ -3,7 +3,7 @@ MERGE: keys matched NULL-safely, counts added, sums added with an all-NULL side 
 other's, min / max by least / greatest (which skip NULLs). The rewrite of a small view: its rows
 and the appended groups regrouped by the keys (GROUP BY puts NULL keys in one group), counts and
 sums summed (sum skips NULLs), min of mins, max of maxes. Which plans qualify is read from Spark's
-analyzed plan: tests/functional/lakehouse/test_materialized_view_properties.py."""
+analyzed plan: tests/functional/lakehouse/mv/test_materialized_view_properties.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """A table's metadata as a view's refresh reads it (mv/metadata.py): Iceberg's metadata JSON
 parsed, and the metadata tables read only when needed. That the JVM's reading and the metadata
 tables' agree on real tables: tests/functional/adapter/test_materialized_view.py (its relation
-type comes from the metadata tables) and tests/functional/lakehouse/test_materialized_views.py."""
+type comes from the metadata tables) and
+tests/functional/lakehouse/mv/test_materialized_views.py."""
 
 from __future__ import annotations
 

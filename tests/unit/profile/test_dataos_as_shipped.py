@@ -2,7 +2,7 @@
 run-as apikey, the one-line report when no resolver knows a depot, the 1.x manifest as DataOS's
 own docs print it (`icebergCatalogType: hadoop` beside `metastoreType: rest`), and every depot
 error naming the keys as the document wrote them. Pure: files and the environment only (the
-Depot Service over HTTP is tests/functional/lakehouse/test_dataos_resolvers.py's)."""
+Depot Service over HTTP is tests/functional/lakehouse/profile/test_dataos_resolvers.py's)."""
 
 from __future__ import annotations
 

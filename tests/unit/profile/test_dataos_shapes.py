@@ -1,6 +1,6 @@
 """DataOS's depot shapes and secret spellings read into one Depot, and the resolvers' order
 (profile/depot/dataos_shapes.py, secret_dir.py, resolvers.py). Pure: no HTTP (the Depot
-Service itself is exercised in tests/functional/lakehouse/test_dataos_resolvers.py)."""
+Service itself is exercised in tests/functional/lakehouse/profile/test_dataos_resolvers.py)."""
 
 from __future__ import annotations
 

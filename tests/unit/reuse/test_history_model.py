@@ -1,11 +1,12 @@
-"""The pure parts of the reuse property test (tests/functional/lakehouse/test_reuse_history.py):
-which nodes its DAG model says could have been reused after each kind of change, the tally of
-missed reuse, and the seeded step generator."""
+"""The pure parts of the reuse property test
+(tests/functional/lakehouse/reuse/test_reuse_history.py): which nodes its DAG model says could
+have been reused after each kind of change, the tally of missed reuse, and the seeded step
+generator."""
 
 from __future__ import annotations
 
 import pytest
-from functional.lakehouse.reuse_history_model import (
+from functional.lakehouse.reuse.reuse_history_model import (
     COUNTED_KINDS,
     History,
     Node,
@@ -13,8 +14,8 @@ from functional.lakehouse.reuse_history_model import (
     counted_kinds,
     wrongly_reused,
 )
-from functional.lakehouse.reuse_history_project import CATALOGUE, SEED_ROWS
-from functional.lakehouse.reuse_history_steps import WEIGHTS, generate, initial_state
+from functional.lakehouse.reuse.reuse_history_project import CATALOGUE, SEED_ROWS
+from functional.lakehouse.reuse.reuse_history_steps import WEIGHTS, generate, initial_state
 
 # source -> view -> table -> table2; the seed joins the table; a test reads the view; a
 # non-deterministic table reads the view; a second view reads the table.

@@ -1,0 +1,288 @@
+"""Spark Connect (profile `connect`): dbt runs against a Connect server (`sc://127.0.0.1:<port>`,
+infra/connect.py) with no JVM in this process. A project with a seed, a table, a view, an
+incremental merge, a snapshot and tests is built on a first run, a rerun and a
+`--full-refresh`, with exact rows each time; docs stats come from the same metadata through SQL.
+What needs the driver's JVM here is refused before anything is written, with the reason; the
+depot's secrets, sent as session conf, stay out of the server's log and dbt's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
+from functional.infra.connect import ConnectServer
+from functional.infra.processes import listening_addresses
+from functional.lakehouse.shared.dbt_output import output_text
+from functional.lakehouse.shared.tables import expect, rows, table
+
+SEED_CSV = "id,name,amount\n1,alpha,10.5\n2,beta,20.0\n3,gamma,30.25\n"
+
+PEOPLE_SQL = """
+{{ config(materialized='table', partition_by=['bucket(2, id)']) }}
+select id, upper(name) as name, amount from {{ ref('people_seed') }}
+"""
+
+BIG_SPENDERS_SQL = """
+{{ config(materialized='view') }}
+select id, name from {{ ref('people') }} where amount > 15
+"""
+
+# Each run merges the seed's rows by id and adds a row keyed by the number of rows already
+# there: the same three ids every time, so the rows never depend on the run history.
+TOTALS_SQL = """
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}
+select id, amount * 2 as doubled from {{ ref('people_seed') }}
+"""
+
+SNAPSHOT_SQL = """
+{% snapshot people_snapshot %}
+{{ config(target_schema=schema, unique_key='id', strategy='check', check_cols=['name']) }}
+select id, name from {{ ref('people_seed') }}
+{% endsnapshot %}
+"""
+
+SCHEMA_YML = """
+version: 2
+models:
+  - name: people
+    columns:
+      - name: id
+        data_tests: [unique, not_null]
+"""
+
+TABLE_SQL = "{{ config(materialized='table') }} select 1 as id"
+
+DUAL_SQL = """
+{{ config(materialized='table', table_formats=['iceberg', 'delta']) }}
+select 1 as id
+"""
+
+
+def _child_dbt(project, target_changes: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    """`dbt <args>` in a fresh process, on the test's profile target with `target_changes`."""
+    data = yaml.safe_load((Path(project.profiles_dir) / "profiles.yml").read_text())
+    target = data["test"]["outputs"]["default"]
+    for key, value in target_changes.items():
+        if isinstance(value, dict):
+            target[key] = {**target.get(key, {}), **value}
+        else:
+            target[key] = value
+    changed_dir = Path(project.project_root) / "changed_profiles"
+    changed_dir.mkdir(exist_ok=True)
+    (changed_dir / "profiles.yml").write_text(yaml.safe_dump(data))
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(changed_dir)],
+        cwd=project.project_root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _no_jvm_here() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None and SparkContext._active_spark_context is None
+
+
+@pytest.mark.only_profile("connect")
+class TestConnectProject:
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"people_seed.csv": SEED_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "people.sql": PEOPLE_SQL,
+            "big_spenders.sql": BIG_SPENDERS_SQL,
+            "totals.sql": TOTALS_SQL,
+            "schema.yml": SCHEMA_YML,
+        }
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"people_snapshot.sql": SNAPSHOT_SQL}
+
+    def _check_rows(self, project) -> None:
+        expect(
+            rows(project, "people"),
+            [(1, "ALPHA", 10.5), (2, "BETA", 20.0), (3, "GAMMA", 30.25)],
+        )
+        # A view: read as is (REFRESH TABLE has no plan for an Iceberg view).
+        view = project.run_sql(f"select * from {table(project, 'big_spenders')}", fetch="all")
+        expect(sorted((tuple(r) for r in view), key=repr), [(2, "BETA"), (3, "GAMMA")])
+        expect(rows(project, "totals"), [(1, 21.0), (2, 40.0), (3, 60.5)])
+        expect(
+            rows(project, "people_snapshot", "id, name, dbt_valid_to is null"),
+            [(1, "alpha", True), (2, "beta", True), (3, "gamma", True)],
+        )
+
+    def test_build_rerun_full_refresh_and_docs(self, project, connect_server):
+        for args in (["build"], ["build"], ["build", "--full-refresh"]):
+            results = run_dbt(args)
+            # seed, 3 models, snapshot, 2 tests
+            assert len(results) == 7, args
+            self._check_rows(project)
+        assert _no_jvm_here(), "a JVM was started in the dbt process under sc://"
+        views = project.run_sql(
+            f"show views in `{project.database}`.`{project.test_schema}`", fetch="all"
+        )
+        # (Temporary views of the session's other work are listed too: the third column.)
+        assert [r[1] for r in views if not r[2]] == ["big_spenders"], views
+
+        run_dbt(["docs", "generate"])
+        catalog = json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+        people = next(n for k, n in catalog["nodes"].items() if k.endswith(".people"))
+        stats = people["stats"]
+        # The table's rows and files come from its current snapshot, read through SQL.
+        count = stats.get("row_count") or stats.get("row_count_at_most")
+        assert count is not None and count["value"] == 3, stats
+        assert stats["has_stats"]["value"] is True
+
+    def test_lineage_off_is_said(self, project):
+        from dbt.adapters.lakehouse.iceberg import lineage
+
+        lineage._REFLECTED.forget()  # said once per session: forget this process's first time
+        _, out = run_dbt_and_capture(["run", "--select", "people"])
+        assert "commit lineage is off for this session" in out
+        assert "not available under Spark Connect" in out
+        # And so it is: the table's commits do not name the dbt run.
+        summaries = project.run_sql(
+            f"select summary from {table(project, 'people')}.snapshots", fetch="all"
+        )
+        assert summaries and not any(lineage.INVOCATION_KEY in (s[0] or {}) for s in summaries)
+
+    def test_reuse_builds_every_node_saying_why(self, project, monkeypatch):
+        """Commits carry no record here (no commit lineage), so reuse on reuses nothing: each
+        node is built as with reuse off, its reason said, its rows as ever (docs/reuse.md)."""
+        monkeypatch.setenv("LAKEHOUSE_REUSE", "on")
+        results = run_dbt(["build"])
+        reasons = {r.node.name: r.adapter_response.get("reuse_reason") for r in results.results}
+        assert {str(r.status) for r in results.results} == {"success", "pass"}, reasons
+        no_record = "not reusable: this session's commits carry no record"
+        for name in ("people_seed", "people", "totals", "people_snapshot"):
+            assert (reasons[name] or "").startswith(no_record), reasons
+        assert reasons["big_spenders"] == (
+            "not reusable: Spark Connect (the query's plan is not readable from the client)"
+        )
+        self._check_rows(project)
+
+
+CHANGES_SQL = """
+{{ config(materialized='incremental', unique_key='id') }}
+select * from {{ lakehouse.changes(ref('plain')) }}
+"""
+
+
+@pytest.mark.only_profile("connect")
+class TestConnectRefusals:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"dual.sql": DUAL_SQL, "plain.sql": TABLE_SQL, "changes.sql": CHANGES_SQL}
+
+    def test_dual_format_refused_before_writing(self, project):
+        _, out = run_dbt_and_capture(["run", "--select", "dual"], expect_pass=False)
+        text = output_text(out)
+        assert "not available under Spark Connect" in text
+        assert "dual-format" in text
+        listed = project.run_sql(
+            f"show tables in `{project.database}`.`{project.test_schema}` like 'dual'",
+            fetch="all",
+        )
+        assert listed == [], "the refused model wrote a table"
+
+    def test_audited_run_refused_before_writing(self, project):
+        # write_audit_publish is a profile key: a child dbt runs with it set.
+        done = _child_dbt(project, {"write_audit_publish": True}, "run", "--select", "plain")
+        assert done.returncode != 0, done.stdout
+        assert "not available under Spark Connect" in done.stdout, done.stdout[-3000:]
+        listed = project.run_sql(
+            f"show tables in `{project.database}`.`{project.test_schema}` like 'plain'",
+            fetch="all",
+        )
+        assert listed == [], "the refused audited model wrote a table"
+
+    def test_reading_upstream_changes_refused_before_writing(self, project):
+        # After the audited refusal, which needs `plain` absent.
+        run_dbt(["run", "--select", "plain"])
+        _, out = run_dbt_and_capture(["run", "--select", "changes"], expect_pass=False)
+        text = output_text(out)
+        assert "a Spark Connect session cannot attach that to a commit" in text
+        listed = project.run_sql(
+            f"show tables in `{project.database}`.`{project.test_schema}` like 'changes'",
+            fetch="all",
+        )
+        assert listed == [], "the refused model wrote a table"
+
+
+@pytest.mark.only_profile("connect")
+class TestConnectSecrets:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"one.sql": TABLE_SQL}
+
+    def test_secrets_stay_out_of_logs(self, project, connect_server, s3_server, rest_catalog):
+        run_dbt(["run"])
+        assert rows(project, "one") == [(1,)]
+        secrets = [s3_server.secret_key, rest_catalog.token]
+        server_log = connect_server.log_path.read_text(errors="replace")
+        dbt_log = Path(project.project_root) / "logs" / "dbt.log"
+        dbt_text = dbt_log.read_text(errors="replace") if dbt_log.exists() else ""
+        for secret in secrets:
+            assert secret not in server_log
+            assert secret not in dbt_text
+
+    def test_the_server_listens_on_loopback_only(self, connect_server):
+        assert connect_server.process is not None
+        addresses = listening_addresses(connect_server.process.pid)
+        assert addresses == {"127.0.0.1"}, addresses
+
+
+@pytest.mark.only_profile("connect")
+class TestMisconfiguredConnectServer:
+    """Servers started without what only their launch can give: the start fails, naming it."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"one.sql": TABLE_SQL}
+
+    @pytest.mark.parametrize(
+        ("jars", "conf", "expected"),
+        [
+            # The Iceberg jar, but no extensions: MERGE and the procedures would fail later.
+            ("iceberg", {}, "runs without Iceberg's SQL extensions"),
+            # The extensions named, but no Iceberg jar: the catalog's class is not there.
+            (
+                "none",
+                {"spark.sql.extensions": ICEBERG_EXTENSIONS},
+                "is not on the server's classpath",
+            ),
+        ],
+    )
+    def test_start_fails_naming_what_is_missing(
+        self, project, lakehouse_root, jars, conf, expected
+    ):
+        from dbt.adapters.lakehouse.engine.jars import ICEBERG_JARS
+
+        server = ConnectServer(
+            lakehouse_root / "servers" / f"connect-{jars}",
+            jars=(ICEBERG_JARS.locate() or []) if jars == "iceberg" else [],
+            conf=conf,
+            heap="768m",
+        ).start()
+        try:
+            done = _child_dbt(project, {"spark": {"master": server.url}}, "run")
+        finally:
+            server.stop()
+        assert done.returncode != 0, done.stdout
+        text = " ".join(done.stdout.split())
+        assert expected in text, done.stdout[-3000:]
+        assert "Fix:" in text
