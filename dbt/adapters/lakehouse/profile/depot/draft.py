@@ -6,7 +6,7 @@ share, kept below all of them so none imports another's module for them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,14 +59,25 @@ def _opt_str(section: Mapping[Any, Any], key: str, where: str, problems: list[st
     return None
 
 
+_BUCKET_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+_BUCKET_ACCEPTED = (
+    "e.g. my-bucket (letters, digits, '.', '-', '_'); put the folder in relativePath, not the "
+    "bucket."
+)
+
+
 def _valid_bucket(bucket: str, where: str, problems: list[str]) -> bool:
     """True when `bucket` is a bare bucket name; otherwise records why not."""
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", bucket):
+    must = f"{where} must be a bare bucket name"
+    return _valid_name(bucket, _BUCKET_NAME, must, _BUCKET_ACCEPTED, problems)
+
+
+def _valid_name(value: str, pattern: str, must: str, accepted: str, problems: list[str]) -> bool:
+    """True when `value` matches `pattern`; otherwise records `must`, the value and what is
+    accepted (a name, never a secret, so it is shown)."""
+    if re.fullmatch(pattern, value):
         return True
-    problems.append(
-        f"{where} must be a bare bucket name; got {bucket!r}. Accepted: e.g. my-bucket "
-        "(letters, digits, '.', '-', '_'); put the folder in relativePath, not the bucket."
-    )
+    problems.append(f"{must}; got {value!r}. Accepted: {accepted}")
     return False
 
 
@@ -87,13 +98,18 @@ def _first(*candidates: tuple[str, str | None]) -> tuple[str | None, str | None]
     return None, None
 
 
-def _bucket_and_prefix(
-    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-) -> None:
-    """A bucket's section (s3, gcs): the bare bucket name and the prefix under it."""
-    bucket = _opt_str(section, "bucket", where, problems)
-    if bucket is None:
-        problems.append(f"{where}.bucket is missing. Accepted: a bucket name, e.g. my-bucket.")
-    elif _valid_bucket(bucket, f"{where}.bucket", problems):
-        draft.bucket = bucket
-    draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
+def _bucket_section(*names: str) -> Callable[[Mapping[Any, Any], _Draft, str, list[str]], None]:
+    """The reader of a bucket's section (s3, gcs): the bare bucket name and the prefix under
+    it, then each of `names` as a string into the draft's field of that name."""
+
+    def read(section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]) -> None:
+        bucket = _opt_str(section, "bucket", where, problems)
+        if bucket is None:
+            problems.append(f"{where}.bucket is missing. Accepted: a bucket name, e.g. my-bucket.")
+        elif _valid_bucket(bucket, f"{where}.bucket", problems):
+            draft.bucket = bucket
+        draft.relative_path = _opt_str(section, "relativePath", where, problems) or ""
+        for name in names:
+            setattr(draft, name, _opt_str(section, name, where, problems))
+
+    return read

@@ -28,25 +28,43 @@ DEPOTS_FILE_NAME = "depots.yml"
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$", re.DOTALL)
 
 
+class _InStore:
+    """A folder (`relative_path`) in an object store, below the store's `root` URI, reached
+    at `endpoint` (none: the cloud's own)."""
+
+    relative_path: str
+    endpoint: str | None
+
+    def __post_init__(self) -> None:
+        # "warehouse/", "/a//b/" and "" all name a prefix; keep one spelling of each, and of
+        # an endpoint with or without its last "/".
+        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
+        object.__setattr__(self, "endpoint", self.endpoint.rstrip("/") if self.endpoint else None)
+
+    @property
+    def root(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def warehouse_uri(self) -> str:
+        suffix = f"/{self.relative_path}" if self.relative_path else ""
+        return f"{self.root}{suffix}"
+
+
 @dataclass(frozen=True)
-class S3Storage:
+class S3Storage(_InStore):
     bucket: str
     relative_path: str
     region: str
     endpoint: str | None = None
 
-    def __post_init__(self) -> None:
-        # "warehouse/", "/a//b/" and "" all name a prefix; keep one spelling of each.
-        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
-
     @property
-    def warehouse_uri(self) -> str:
-        suffix = f"/{self.relative_path}" if self.relative_path else ""
-        return f"s3://{self.bucket}{suffix}"
+    def root(self) -> str:
+        return f"s3://{self.bucket}"
 
 
 @dataclass(frozen=True)
-class AbfssStorage:
+class AbfssStorage(_InStore):
     """ADLS Gen2: a container (file system) of a storage account, and a folder in it.
 
     `endpoint` replaces the public `https://<account>.dfs.core.windows.net` (an emulator, a
@@ -58,9 +76,6 @@ class AbfssStorage:
     relative_path: str
     endpoint: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
-
     @property
     def host(self) -> str:
         return f"{self.account}.dfs.core.windows.net"
@@ -71,13 +86,12 @@ class AbfssStorage:
         return "abfs" if plain else "abfss"
 
     @property
-    def warehouse_uri(self) -> str:
-        suffix = f"/{self.relative_path}" if self.relative_path else ""
-        return f"{self.scheme}://{self.container}@{self.host}{suffix}"
+    def root(self) -> str:
+        return f"{self.scheme}://{self.container}@{self.host}"
 
 
 @dataclass(frozen=True)
-class GcsStorage:
+class GcsStorage(_InStore):
     """A Google Cloud Storage bucket and prefix; `endpoint` is an emulator's URL (none: GCS)."""
 
     bucket: str
@@ -85,13 +99,9 @@ class GcsStorage:
     project: str | None = None
     endpoint: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "relative_path", _normalise_prefix(self.relative_path))
-
     @property
-    def warehouse_uri(self) -> str:
-        suffix = f"/{self.relative_path}" if self.relative_path else ""
-        return f"gs://{self.bucket}{suffix}"
+    def root(self) -> str:
+        return f"gs://{self.bucket}"
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,8 @@ def _parse_spec(spec: object, draft: _Draft, problems: list[str]) -> None:
             f"storageType {draft.storage_type} needs a `{where}` mapping; {given}. {accepted}"
         )
         return
-    _check_keys(section, kind.section_keys, where, problems)
-    kind.read_section(section, draft, where, problems)
+    _check_keys(section, kind.section.keys, where, problems)
+    kind.section.read(section, draft, where, problems)
 
 
 def _parse_catalog(catalog: object, draft: _Draft, problems: list[str]) -> None:

@@ -80,7 +80,7 @@ def _finish(
 
 def _resolve_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
     kind = KINDS.get(draft.storage_type or "")
-    return None if kind is None else kind.resolve_storage(draft, ctx, problems)
+    return None if kind is None else kind.section.resolve(draft, ctx, problems)
 
 
 def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> DepotSecrets:
@@ -89,7 +89,8 @@ def _resolve_secrets(draft: _Draft, ctx: _Context, problems: list[str]) -> Depot
     # the others'. Last registered first: the order these problems have always had (gcs,
     # abfss, s3), kept while the registry lists the kinds in the order users read them.
     for kind in reversed(KINDS.values()):
-        kind.check_secrets(draft, ctx, values, problems, kind.storage_type == draft.storage_type)
+        own = kind.storage_type == draft.storage_type
+        kind.section.check_secrets(draft, ctx, values, problems, own)
     if draft.catalog_type == "rest" and "apikey" not in values:
         apikey = ctx.getenv("LAKEHOUSE_APIKEY")
         if apikey:

@@ -21,40 +21,38 @@ from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
     FileIoProperties,
     PreflightClients,
+    Section,
     StorageKind,
     StorageOptions,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
 
 
-class FileKind(StorageKind[LocalStorage]):
-    storage_type = "file"
-    storage_class = LocalStorage
-    section_keys = ("path",)
+def _read_section(
+    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
+) -> None:
+    draft.file_path = _opt_str(section, "path", where, problems)
+    if draft.file_path is None:
+        problems.append(f"{where}.path is missing. Accepted: a local folder path.")
 
-    def read_section(
-        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-    ) -> None:
-        draft.file_path = _opt_str(section, "path", where, problems)
-        if draft.file_path is None:
-            problems.append(f"{where}.path is missing. Accepted: a local folder path.")
 
-    def resolve_storage(
-        self, draft: _Draft, ctx: _Context, problems: list[str]
-    ) -> LocalStorage | None:
-        if not draft.file_path:
-            return None
-        try:
-            return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
-        except DepotConfigError as exc:
-            problems.append(exc.msg)
-            return None
-
-    def check_secrets(
-        self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
-    ) -> None:
+def _resolve_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> LocalStorage | None:
+    if not draft.file_path:
+        return None
+    try:
+        return LocalStorage(_local_folder(draft.file_path, "spec.file.path", ctx))
+    except DepotConfigError as exc:
+        problems.append(exc.msg)
         return None
 
+
+def _no_secrets(
+    draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
+) -> None:
+    """A folder takes no credentials; the other kinds refuse theirs on it."""
+
+
+class FileKind(StorageKind[LocalStorage]):
     def resolve_role(
         self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
     ) -> AwsRole | None:
@@ -113,4 +111,6 @@ def prepare_folder(folder: Path, label: str, read_only: bool = False) -> None:
         ) from None
 
 
-KIND = FileKind()
+KIND = FileKind(
+    "file", LocalStorage, Section(("path",), _read_section, _resolve_storage, _no_secrets)
+)

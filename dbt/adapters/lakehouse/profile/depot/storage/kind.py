@@ -71,39 +71,38 @@ class StorageOptions(dict[str, str]):
     __str__ = __repr__
 
 
-class StorageKind(ABC, Generic[S]):
-    """One storageType: its storage class and what each stage needs of it. The abstract methods
-    are what every kind answers; the others default to the answer of a kind without that
-    concern (no IAM role, every table format, one client per store not an issue, nothing to
-    prepare on this machine, not opened by pyiceberg), so a kind overrides only what it has."""
+@dataclass(frozen=True)
+class Section:
+    """A kind's `spec.<storageType>` section and credential forms, as its section module reads
+    them: `keys`, the section's keys; `read`, its values into the draft (parse.py checked the
+    keys); `resolve`, the storage the draft names with precedence's defaults, None after a
+    problem; `check_secrets`, its credential forms: on a depot of this kind (the last argument,
+    `own`) resolved into the values from the depot or the environment, on another kind's
+    refused or checked."""
 
-    storage_type: str
-    storage_class: type[S]
-    # The keys of its `spec.<storageType>` section.
-    section_keys: tuple[str, ...]
+    keys: tuple[str, ...]
+    read: Callable[[Mapping[Any, Any], _Draft, str, list[str]], None]
+    resolve: Callable[[_Draft, _Context, list[str]], Storage | None]
+    check_secrets: Callable[[_Draft, _Context, dict[str, str], list[str], bool], None]
+
+
+class StorageKind(ABC, Generic[S]):
+    """One storageType: its storage class, its section, and what each stage needs of it. The
+    abstract methods are what every kind answers; the others default to the answer of a kind
+    without that concern (no IAM role, every table format, one client per store not an issue,
+    nothing to prepare on this machine, not opened by pyiceberg), so a kind overrides only what
+    it has."""
+
+    def __init__(self, storage_type: str, storage_class: type[S], section: Section) -> None:
+        self.storage_type = storage_type
+        self.storage_class = storage_class
+        self.section = section
 
     def storage(self, depot: Depot) -> S:
         """The depot's storage, typed as this kind's (the registry hands a depot only to its
         own kind)."""
         assert isinstance(depot.storage, self.storage_class)
         return depot.storage
-
-    @abstractmethod
-    def read_section(
-        self, section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-    ) -> None:
-        """The section's values into the draft (parse.py checked its keys)."""
-
-    @abstractmethod
-    def resolve_storage(self, draft: _Draft, ctx: _Context, problems: list[str]) -> Storage | None:
-        """The storage the draft names, with precedence's defaults; None after a problem."""
-
-    @abstractmethod
-    def check_secrets(
-        self, draft: _Draft, ctx: _Context, values: dict[str, str], problems: list[str], own: bool
-    ) -> None:
-        """Its credential forms: on a depot of this kind (`own`) resolved into `values` from
-        the depot or the environment; on another kind's, refused or checked."""
 
     def resolve_role(
         self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]

@@ -19,11 +19,8 @@ from dbt.adapters.lakehouse.profile.depot.storage.abfss.conf import (
 )
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.preflight import AbfssChecks
 from dbt.adapters.lakehouse.profile.depot.storage.abfss.section import (
-    SECTION_KEYS,
+    SECTION,
     blob_endpoint,
-    check_abfss_secrets,
-    read_abfss_section,
-    resolve_abfss_storage,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
@@ -44,15 +41,7 @@ _AZURE_OPTIONS = {
 
 
 class AbfssKind(StorageKind[AbfssStorage]):
-    storage_type = "abfss"
-    storage_class = AbfssStorage
-    section_keys = SECTION_KEYS
-
-    # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_container)
-    read_section = staticmethod(read_abfss_section)
-    resolve_storage = staticmethod(resolve_abfss_storage)
-    check_secrets = staticmethod(check_abfss_secrets)
 
     def read_dataos_block(self, block: Mapping[str, Any], own: dict[str, Any]) -> None:
         # DataOS names a private cloud's endpoint by its suffix (`endpointSuffix`); the public
@@ -96,4 +85,4 @@ class AbfssKind(StorageKind[AbfssStorage]):
         return options
 
 
-KIND = AbfssKind()
+KIND = AbfssKind("abfss", AbfssStorage, SECTION)

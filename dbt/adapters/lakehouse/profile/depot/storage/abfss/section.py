@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str
+from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str, _valid_name
 from dbt.adapters.lakehouse.profile.depot.model import AbfssStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.storage.kind import Section
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 SECTION_KEYS = ("account", "container", "relativePath", "endpoint")
@@ -39,6 +40,11 @@ AZURE_SECRET_ENV = {
 }
 _PRINCIPAL = ("azure_client_id", "azure_client_secret", "azure_tenant_id")
 
+_CONTAINER_NAME = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}"
+_CONTAINER_ACCEPTED = (
+    "3-63 lowercase letters, digits and single hyphens, starting and ending with a letter or "
+    "digit; put the folder in relativePath, not the container."
+)
 _ACCEPTED_CREDENTIALS = (
     "Accepted: exactly one of secrets.azure_account_key, secrets.azure_sas_token, or "
     "secrets.azure_client_id + azure_client_secret + azure_tenant_id (a service principal); "
@@ -49,28 +55,18 @@ _ACCEPTED_CREDENTIALS = (
 
 def check_account(account: str, where: str, problems: list[str]) -> bool:
     """Azure's rule for a storage account name: 3-24 lowercase letters and digits."""
-    if re.fullmatch(r"[a-z0-9]{3,24}", account):
-        return True
     hint = ""
     if "." in account:
         hint = " The account name only: not its host (<account>.dfs.core.windows.net)."
-    problems.append(
-        f"{where} must be a storage account name; got {account!r}. Accepted: 3-24 lowercase "
-        f"letters and digits, e.g. mylakehouse.{hint}"
-    )
-    return False
+    accepted = f"3-24 lowercase letters and digits, e.g. mylakehouse.{hint}"
+    must = f"{where} must be a storage account name"
+    return _valid_name(account, r"[a-z0-9]{3,24}", must, accepted, problems)
 
 
 def check_container(container: str, where: str, problems: list[str]) -> bool:
     """Azure's rule for a container (file system): 3-63 of a-z, 0-9 and single '-'."""
-    if re.fullmatch(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}", container):
-        return True
-    problems.append(
-        f"{where} must be a container name; got {container!r}. Accepted: 3-63 lowercase "
-        "letters, digits and single hyphens, starting and ending with a letter or digit; put "
-        "the folder in relativePath, not the container."
-    )
-    return False
+    must = f"{where} must be a container name"
+    return _valid_name(container, _CONTAINER_NAME, must, _CONTAINER_ACCEPTED, problems)
 
 
 def resolve_abfss_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> AbfssStorage | None:
@@ -93,12 +89,7 @@ def resolve_abfss_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> 
             f"account in both (https://{account}.dfs.core.windows.net), or no endpoint."
         )
         return None
-    return AbfssStorage(
-        account=account,
-        container=container,
-        relative_path=draft.relative_path,
-        endpoint=endpoint.rstrip("/") if endpoint else None,
-    )
+    return AbfssStorage(account, container, draft.relative_path, endpoint)
 
 
 def blob_endpoint(storage: AbfssStorage) -> str:
@@ -227,3 +218,6 @@ def check_abfss_secrets(
             f"is {draft.storage_type or 'not set'}. Accepted: remove them, or use storageType "
             "abfss."
         )
+
+
+SECTION = Section(SECTION_KEYS, read_abfss_section, resolve_abfss_storage, check_abfss_secrets)

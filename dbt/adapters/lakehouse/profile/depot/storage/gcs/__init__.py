@@ -15,13 +15,9 @@ from dbt.adapters.lakehouse.profile.depot.storage.gcs.conf import (
 )
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.preflight import GcsChecks
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import (
-    SECTION_KEYS,
-    check_gcs_secrets,
-    read_gcs_section,
-    resolve_gcs_storage,
+    SECTION,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
-    ConfParts,
     PreflightClients,
     StorageKind,
     StorageOptions,
@@ -31,15 +27,8 @@ from dbt.adapters.lakehouse.profile.depot.table_defaults import DeltaConfigError
 
 
 class GcsKind(StorageKind[GcsStorage]):
-    storage_type = "gcs"
-    storage_class = GcsStorage
-    section_keys = SECTION_KEYS
-
-    # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_gcs_bucket)
-    read_section = staticmethod(read_gcs_section)
-    resolve_storage = staticmethod(resolve_gcs_storage)
-    check_secrets = staticmethod(check_gcs_secrets)
+    add_catalog_conf = staticmethod(gcs_catalog_conf)
 
     def check_table_formats(self, table_formats: tuple[str, ...], problems: list[str]) -> None:
         # At parse time what delta_options refuses when a table is written.
@@ -48,11 +37,6 @@ class GcsKind(StorageKind[GcsStorage]):
                 "spec.tableFormats names delta, but the Delta log beside Iceberg is not "
                 "available on GCS depots yet. Accepted: [iceberg] (or no tableFormats) on GCS."
             )
-
-    def add_catalog_conf(self, depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
-        parts.jar_needs |= gcs_catalog_conf(
-            depot, prefix, default, parts.conf, parts.secret_hadoop, parts.secret_catalog
-        )
 
     def preflight(
         self, depot: Depot, clients: PreflightClients, timeout: float, report: PreflightReport
@@ -68,4 +52,4 @@ class GcsKind(StorageKind[GcsStorage]):
         )
 
 
-KIND = GcsKind()
+KIND = GcsKind("gcs", GcsStorage, SECTION)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
 from dbt.adapters.lakehouse.profile.depot.model import Depot, GcsStorage
 from dbt.adapters.lakehouse.profile.depot.storage.gcs.section import parsed_key
-from dbt.adapters.lakehouse.profile.depot.storage.kind import HADOOP_FILE_IO
+from dbt.adapters.lakehouse.profile.depot.storage.kind import HADOOP_FILE_IO, ConfParts
 
 GCS_FILE_IO = "org.apache.iceberg.gcp.gcs.GCSFileIO"
 GCS_FILESYSTEM = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
@@ -37,24 +37,17 @@ KEY_SETTINGS = {
 }
 
 
-def gcs_catalog_conf(
-    depot: Depot,
-    prefix: str,
-    default: bool,
-    conf: dict[str, str],
-    secret_hadoop: dict[str, str],
-    secret_catalog: dict[str, str],
-) -> set[str]:
-    """Adds the catalog's GCS settings to the three conf maps; returns the jar sets it needs.
+def gcs_catalog_conf(depot: Depot, prefix: str, default: bool, parts: ConfParts) -> None:
+    """Adds the catalog's GCS settings and the jar sets they need to the plan's parts.
 
     The default depot's connector settings are the session's Hadoop conf; a mounted one's are
     its catalog's own (`<prefix>.hadoop.fs.gs.*`), so each depot keeps its key and endpoint.
     """
     storage = depot.storage
-    assert isinstance(storage, GcsStorage)
+    assert isinstance(storage, GcsStorage)  # the registry hands it GCS depots only
+    conf, needs = parts.conf, parts.jar_needs
     io_impl = depot.catalog.properties.get("io-impl", HADOOP_FILE_IO)
     conf[f"{prefix}.io-impl"] = io_impl
-    needs: set[str] = set()
     key = depot.secrets.gcs_key_json
     if io_impl == GCS_FILE_IO:
         if key:
@@ -75,32 +68,18 @@ def gcs_catalog_conf(
         # The hadoop catalog commits by renaming files through Hadoop's FileSystem, whatever
         # the FileIO of the table files.
         needs.add("gcs-connector")
-        _connector(
-            storage,
-            key.reveal() if key else None,
-            prefix,
-            default,
-            conf,
-            secret_hadoop,
-            secret_catalog,
-        )
-    return needs
+        _connector(storage, key.reveal() if key else None, prefix, default, parts)
 
 
 def _connector(
-    storage: GcsStorage,
-    key_json: str | None,
-    prefix: str,
-    default: bool,
-    conf: dict[str, str],
-    secret_hadoop: dict[str, str],
-    secret_catalog: dict[str, str],
+    storage: GcsStorage, key_json: str | None, prefix: str, default: bool, parts: ConfParts
 ) -> None:
+    conf = parts.conf
     if default:
-        scope, secret_scope, secret_target = "spark.hadoop.fs.gs.", "fs.gs.", secret_hadoop
+        scope, secret_scope, secret_target = "spark.hadoop.fs.gs.", "fs.gs.", parts.secret_hadoop
     else:
         scope = secret_scope = f"{prefix}.hadoop.fs.gs."
-        secret_target = secret_catalog
+        secret_target = parts.secret_catalog
     conf["spark.hadoop.fs.gs.impl"] = GCS_FILESYSTEM
     conf["spark.hadoop.fs.AbstractFileSystem.gs.impl"] = GCS_ABSTRACT_FILESYSTEM
     conf.update({f"{scope}{name}": value for name, value in GCS_LIMITS.items()})

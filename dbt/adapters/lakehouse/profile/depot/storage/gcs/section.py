@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from dbt.adapters.lakehouse.profile.depot.draft import _bucket_and_prefix, _Draft, _opt_str
+from dbt.adapters.lakehouse.profile.depot.draft import _bucket_section, _Draft
 from dbt.adapters.lakehouse.profile.depot.model import GcsStorage, _Context
+from dbt.adapters.lakehouse.profile.depot.storage.kind import Section
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 SECTION_KEYS = ("bucket", "relativePath", "project", "endpoint")
@@ -28,14 +28,6 @@ _KEY_ACCEPTED = (
     "gcs_key_json to use the default Google chain (GOOGLE_APPLICATION_CREDENTIALS=<key file>, "
     "or the metadata server on Google Cloud)."
 )
-
-
-def read_gcs_section(
-    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-) -> None:
-    _bucket_and_prefix(section, draft, where, problems)
-    draft.project = _opt_str(section, "project", where, problems)
-    draft.endpoint = _opt_str(section, "endpoint", where, problems)
 
 
 def resolve_gcs_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> GcsStorage | None:
@@ -52,12 +44,7 @@ def resolve_gcs_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> Gc
         return None
     if draft.bucket is None:
         return None
-    return GcsStorage(
-        bucket=draft.bucket,
-        relative_path=draft.relative_path,
-        project=project,
-        endpoint=endpoint.rstrip("/") if endpoint else None,
-    )
+    return GcsStorage(draft.bucket, draft.relative_path, project, endpoint)
 
 
 def check_gcs_secrets(
@@ -118,3 +105,8 @@ def parsed_key(key_json: str) -> dict[str, str]:
     """The fields of a key that `key_problems` accepted."""
     key = json.loads(key_json)
     return {name: str(key[name]) for name in (*KEY_FIELDS, "token_uri") if key.get(name)}
+
+
+SECTION = Section(
+    SECTION_KEYS, _bucket_section("project", "endpoint"), resolve_gcs_storage, check_gcs_secrets
+)

@@ -37,11 +37,8 @@ from dbt.adapters.lakehouse.profile.depot.storage.s3.role_conf import (
     s3a_role_conf,
 )
 from dbt.adapters.lakehouse.profile.depot.storage.s3.section import (
-    SECTION_KEYS,
-    check_s3_secrets,
-    read_s3_section,
+    SECTION,
     resolve_s3_role,
-    resolve_s3_storage,
 )
 from dbt.adapters.lakehouse.profile.secrets import Secret
 
@@ -49,15 +46,7 @@ _AWS_SECRET_OPTIONS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSIO
 
 
 class S3Kind(StorageKind[S3Storage]):
-    storage_type = "s3"
-    storage_class = S3Storage
-    section_keys = SECTION_KEYS
-
-    # Its modules' own functions, as the interface's methods.
     claim = staticmethod(claim_bucket)
-    read_section = staticmethod(read_s3_section)
-    resolve_storage = staticmethod(resolve_s3_storage)
-    check_secrets = staticmethod(check_s3_secrets)
     resolve_role = staticmethod(resolve_s3_role)
 
     def check_catalog(self, draft: _Draft, problems: list[str], own: bool) -> None:
@@ -169,4 +158,4 @@ class S3Kind(StorageKind[S3Storage]):
         return options
 
 
-KIND = S3Kind()
+KIND = S3Kind("s3", S3Storage, SECTION)

@@ -6,28 +6,19 @@ The IAM role a depot acts as is aws_role.py's."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from dbt.adapters.lakehouse.profile.depot.aws_role import S3_FILE_IO, AwsRole, resolve_role
 from dbt.adapters.lakehouse.profile.depot.draft import (
-    _bucket_and_prefix,
+    _bucket_section,
     _Draft,
     _first,
-    _opt_str,
 )
 from dbt.adapters.lakehouse.profile.depot.model import _SECRET_KEYS, S3Storage, Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.storage.kind import Section
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 SECTION_KEYS = ("bucket", "relativePath", "region", "endpoint")
 _AWS_KEYS = ("aws_access_key", "aws_secret_key", "aws_session_token")
-
-
-def read_s3_section(
-    section: Mapping[Any, Any], draft: _Draft, where: str, problems: list[str]
-) -> None:
-    _bucket_and_prefix(section, draft, where, problems)
-    draft.region = _opt_str(section, "region", where, problems)
-    draft.endpoint = _opt_str(section, "endpoint", where, problems)
 
 
 def resolve_s3_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> S3Storage | None:
@@ -59,12 +50,7 @@ def resolve_s3_storage(draft: _Draft, ctx: _Context, problems: list[str]) -> S3S
         )
     if not ok or draft.bucket is None or region is None:
         return None
-    return S3Storage(
-        bucket=draft.bucket,
-        relative_path=draft.relative_path,
-        region=region,
-        endpoint=endpoint.rstrip("/") if endpoint else None,
-    )
+    return S3Storage(draft.bucket, draft.relative_path, region, endpoint)
 
 
 def check_s3_secrets(
@@ -125,3 +111,8 @@ def resolve_s3_role(
         uses_s3a=io_impl != S3_FILE_IO,
         problems=problems,
     )
+
+
+SECTION = Section(
+    SECTION_KEYS, _bucket_section("region", "endpoint"), resolve_s3_storage, check_s3_secrets
+)
