@@ -10,8 +10,8 @@ import pytest
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials, SparkOptions
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.connect import session_conf, start_connect_session
-from dbt.adapters.lakehouse.engine.spec import engine_spec
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError, EngineSetupError
+from unit.engine.profile_specs import profile_spec
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def _connect_creds(tmp_path: Path, master: str = "sc://127.0.0.1:1") -> Lakehous
 
 def test_connect_spec_fetches_no_jars_and_sends_runtime_conf(tmp_path: Path) -> None:
     # No jar override and no fetch allowed: a Connect spec must not need any jar here.
-    spec = engine_spec(_connect_creds(tmp_path), env={}, fetch_missing=False)
+    spec = profile_spec(_connect_creds(tmp_path), env={}, fetch_missing=False)
     assert spec.is_connect and spec.jars == ()
     sent, launch_only = session_conf(spec)
     assert sent["spark.sql.catalog.lakehouse"] == "org.apache.iceberg.spark.SparkCatalog"
@@ -67,7 +67,7 @@ def test_unreachable_connect_server_is_named(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    spec = engine_spec(_connect_creds(tmp_path, f"sc://127.0.0.1:{port}"), fetch_missing=False)
+    spec = profile_spec(_connect_creds(tmp_path, f"sc://127.0.0.1:{port}"), fetch_missing=False)
     with pytest.raises(EngineSetupError) as raised:
         start_connect_session(spec)
     message = str(raised.value)
@@ -85,7 +85,7 @@ def test_glue_keys_are_refused_under_connect(tmp_path: Path) -> None:
     creds = LakehouseCredentials(
         schema="s", depot=depot, spark=SparkOptions(master="sc://127.0.0.1:1")
     )
-    spec = engine_spec(creds, env={}, fetch_missing=False)
+    spec = profile_spec(creds, env={}, fetch_missing=False)
     assert spec.secret_system_properties
     with pytest.raises(ConnectUnsupportedError) as raised:
         start_connect_session(spec)

@@ -21,8 +21,8 @@ from dbt.adapters.lakehouse.engine.jars import (
 )
 from dbt.adapters.lakehouse.engine.jars.resolve import InstallReport
 from dbt.adapters.lakehouse.engine.sparkconf import build_spark_conf_plan
-from dbt.adapters.lakehouse.engine.spec import resolve_profile_depot
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.profile.resolved import resolve_profile_depot
 from unit.engine.jar_fakes import A_BYTES, B_BYTES, CountingFetch, sha
 
 

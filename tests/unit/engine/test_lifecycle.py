@@ -21,8 +21,8 @@ from dbt.adapters.lakehouse.engine.masters import (
     start_timeout_message,
     yarn_resourcemanager_addresses,
 )
-from dbt.adapters.lakehouse.engine.spec import engine_spec
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from unit.engine.profile_specs import profile_spec
 
 
 def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
@@ -32,7 +32,7 @@ def creds(tmp_path: Path, **spark: object) -> LakehouseCredentials:
 
 
 def test_embedded_spec(tmp_path: Path, jar_env: dict[str, str]) -> None:
-    spec = engine_spec(creds(tmp_path), env=jar_env)
+    spec = profile_spec(creds(tmp_path), env=jar_env)
     conf = dict(spec.conf)
     assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
     assert conf["spark.sql.defaultCatalog"] == "lakehouse"
@@ -53,7 +53,7 @@ def test_spark_jars_packages_replace_the_sets_they_name(
     tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
     iceberg = f"org.apache.iceberg:{ICEBERG_RUNTIME}:1.10.2"
-    spec = engine_spec(creds(tmp_path, conf={"spark.jars.packages": iceberg}), env=jar_env)
+    spec = profile_spec(creds(tmp_path, conf={"spark.jars.packages": iceberg}), env=jar_env)
     conf = dict(spec.conf)
     # Spark resolves the runtime from the coordinates; our jar would be a second copy.
     assert conf["spark.jars"] == jar_env["LAKEHOUSE_SQLITE_JAR"]
@@ -63,29 +63,31 @@ def test_spark_jars_packages_replace_the_sets_they_name(
 def test_launch_settings_tell_when_the_jvm_must_be_relaunched(
     tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
-    first = engine_spec(creds(tmp_path), env=jar_env)
-    same_jvm = engine_spec(creds(tmp_path, conf={"spark.sql.shuffle.partitions": "3"}), env=jar_env)
+    first = profile_spec(creds(tmp_path), env=jar_env)
+    same_jvm = profile_spec(
+        creds(tmp_path, conf={"spark.sql.shuffle.partitions": "3"}), env=jar_env
+    )
     assert same_jvm.fingerprint != first.fingerprint  # a new session...
     assert launch_settings(same_jvm.conf) == launch_settings(first.conf)  # ...in the same JVM
     extra = tmp_path / "extra.jar"
     extra.write_bytes(b"jar")
-    more_jars = engine_spec(creds(tmp_path, jars=[str(extra)]), env=jar_env)
+    more_jars = profile_spec(creds(tmp_path, jars=[str(extra)]), env=jar_env)
     assert launch_settings(more_jars.conf) != launch_settings(first.conf)
-    bigger = engine_spec(creds(tmp_path, driver_memory="3g"), env=jar_env)
+    bigger = profile_spec(creds(tmp_path, driver_memory="3g"), env=jar_env)
     assert launch_settings(bigger.conf) != launch_settings(first.conf)
     assert dict(launch_settings(first.conf))["spark.jars"] == dict(first.conf)["spark.jars"]
 
 
 def test_same_profile_same_spec_so_one_session(tmp_path: Path, jar_env: dict[str, str]) -> None:
-    first = engine_spec(creds(tmp_path), env=jar_env)
-    assert engine_spec(creds(tmp_path), env=jar_env) == first
-    changed = engine_spec(creds(tmp_path, master="local[1]"), env=jar_env)
+    first = profile_spec(creds(tmp_path), env=jar_env)
+    assert profile_spec(creds(tmp_path), env=jar_env) == first
+    changed = profile_spec(creds(tmp_path, master="local[1]"), env=jar_env)
     assert changed != first
     assert changed.fingerprint != first.fingerprint
 
 
 def test_user_conf_wins_and_keeps_our_java_options(tmp_path: Path, jar_env: dict[str, str]) -> None:
-    spec = engine_spec(
+    spec = profile_spec(
         creds(
             tmp_path,
             conf={"spark.sql.shuffle.partitions": "3", "spark.driver.extraJavaOptions": "-Dx=1"},
@@ -101,7 +103,7 @@ def test_user_conf_wins_and_keeps_our_java_options(tmp_path: Path, jar_env: dict
 def test_missing_java_says_how_to_fix_it(
     tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = engine_spec(creds(tmp_path), env=jar_env)
+    spec = profile_spec(creds(tmp_path), env=jar_env)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(EngineSetupError) as caught:
@@ -133,7 +135,7 @@ def test_a_java_the_line_cannot_run_on_is_refused_naming_the_fix(
         "dbt.adapters.lakehouse.engine.lifecycle.check_supported", lambda: LINES["4.1"]
     )
     with pytest.raises(EngineSetupError) as caught:
-        _Engine()._start(engine_spec(creds(tmp_path), env=jar_env))
+        _Engine()._start(profile_spec(creds(tmp_path), env=jar_env))
     text = str(caught.value)
     assert said in text and str(jdk / "bin" / "java") in text
     assert "point JAVA_HOME at a JDK 17" in text
@@ -144,7 +146,7 @@ def test_an_early_start_failure_is_raised_once_at_first_use(
 ) -> None:
     """The JVM boots beside dbt's parsing; if that fails, the first connection gets the error
     without a second attempt (a second wait on a held catalog would double the delay)."""
-    spec = engine_spec(creds(tmp_path), env=jar_env)
+    spec = profile_spec(creds(tmp_path), env=jar_env)
     engine = _Engine()
     starts: list[object] = []
 
@@ -212,7 +214,7 @@ def test_cluster_profile_keys(tmp_path: Path, jar_env: dict[str, str]) -> None:
         warehouse=str(tmp_path),
         spark=SparkOptions(master="spark://h:7077", driver_host="10.1.2.3"),
     )
-    spec = engine_spec(creds, env=jar_env, fetch_missing=False)
+    spec = profile_spec(creds, env=jar_env, fetch_missing=False)
     conf = dict(spec.conf)
     assert conf["spark.driver.host"] == "10.1.2.3"
     assert "spark.driver.bindAddress" not in conf
@@ -265,7 +267,7 @@ def test_yarn_resourcemanager_from_hadoop_conf(tmp_path: Path) -> None:
 def test_yarn_without_hadoop_conf_says_which_variables(
     tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
-    spec = engine_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
+    spec = profile_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
     with pytest.raises(EngineSetupError) as caught:
         master_addresses_of(spec, env={})
     text = str(caught.value)
@@ -286,7 +288,7 @@ def test_unreachable_resourcemanager_is_named(tmp_path: Path, jar_env: dict[str,
     conf_dir = _yarn_site(
         tmp_path / "conf", **{"yarn.resourcemanager.address": f"127.0.0.1:{port}"}
     )
-    spec = engine_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
+    spec = profile_spec(creds(tmp_path, master="yarn"), env=jar_env, fetch_missing=False)
     addresses = master_addresses_of(spec, env={"YARN_CONF_DIR": str(conf_dir)})
     assert addresses == [("127.0.0.1", port)]
     with pytest.raises(EngineSetupError) as caught:
@@ -300,7 +302,7 @@ def test_start_timeout_and_local_folder_messages_name_the_master(
     tmp_path: Path, jar_env: dict[str, str]
 ) -> None:
     master = "k8s://https://api.example:6443"
-    spec = engine_spec(
+    spec = profile_spec(
         creds(tmp_path, master=master, executor_timeout_seconds=15),
         env=jar_env,
         fetch_missing=False,

@@ -21,9 +21,10 @@ from dbt.adapters.lakehouse.engine.native import (
     off_heap_size,
     platform_problem,
 )
-from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec
+from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm.identity import engine_key
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from unit.engine.profile_specs import profile_spec
 
 GOOD = Platform("Linux", "x86_64", "2.36", frozenset({"sse4_2", "avx", "avx2"}))
 
@@ -149,7 +150,7 @@ def test_the_spec_launches_with_comet_and_the_warm_engine_is_another(
             spark=SparkOptions(master="local[2]", driver_memory="3g"),
             engine=engine,
         )
-        return engine_spec(creds, env=env)
+        return profile_spec(creds, env=env)
 
     on, off = spec(EngineOptions(native="comet")), spec(EngineOptions())
     conf = dict(on.conf)

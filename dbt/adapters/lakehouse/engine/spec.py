@@ -25,7 +25,7 @@ from dbt.adapters.lakehouse.engine.sparkconf import (
     build_spark_conf_plan,
     catalog_context,
 )
-from dbt.adapters.lakehouse.profile.depot import Depot, resolve_depot
+from dbt.adapters.lakehouse.profile.depot import Depot
 from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.secrets import safe_url
 
@@ -112,28 +112,16 @@ class EngineSpec:
         return is_connect_master(self.master)
 
 
-def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
-    return resolve_depot(
-        depot=creds.depot,
-        depots_file=creds.depots_file,
-        warehouse=creds.warehouse,
-        aws_region=creds.aws_region,
-        aws_endpoint=creds.aws_endpoint,
-        aws_role=creds.role_options(),
-        apikey=creds.apikey,
-    )
-
-
 def engine_spec(
     creds: LakehouseCredentials,
     env: Mapping[str, str] | None = None,
     fetch_missing: bool = True,
-    depot: Depot | None = None,
+    *,
+    depot: Depot,
     mounted: Mapping[str, Depot] | None = None,
 ) -> EngineSpec:
-    """The session a profile needs; `depot` and `mounted` (catalog -> depot) when the caller
-    has resolved them already (profile/resolved.py), else the profile's depot alone."""
-    depot = resolve_profile_depot(creds) if depot is None else depot
+    """The session a profile needs, with its resolved `depot` and the depots `mounted`
+    (catalog -> depot) beside it; the setup layer resolves them (profile/resolved.py)."""
     plan: SparkConfPlan = build_spark_conf_plan(depot, creds.database, mounted)
     options = creds.spark
     connect = is_connect_master(options.master)

@@ -18,9 +18,9 @@ from typing import Any
 
 from dbt.adapters.lakehouse.catalogs.register import mount_origins
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
-from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec, resolve_profile_depot
+from dbt.adapters.lakehouse.engine.spec import EngineSpec, engine_spec
 from dbt.adapters.lakehouse.profile.dataset_mounts import dataset_origins
-from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates
+from dbt.adapters.lakehouse.profile.depot import Depot, depots_file_candidates, resolve_depot
 from dbt.adapters.lakehouse.profile.depot.secret_dir import DEFAULT_SECRET_DIR
 from dbt.adapters.lakehouse.profile.depot.storage.registry import kind_of
 from dbt.adapters.lakehouse.profile.mounts import MountedDepot, resolve_mounted_depots
@@ -54,6 +54,19 @@ class ResolvedProfile:
 
     def secret_values(self) -> list[str]:
         return [value for depot in self.depots for value in depot.secret_values()]
+
+
+def resolve_profile_depot(creds: LakehouseCredentials) -> Depot:
+    """The depot of the profile target itself (its `depot`, else the embedded lakehouse)."""
+    return resolve_depot(
+        depot=creds.depot,
+        depots_file=creds.depots_file,
+        warehouse=creds.warehouse,
+        aws_region=creds.aws_region,
+        aws_endpoint=creds.aws_endpoint,
+        aws_role=creds.role_options(),
+        apikey=creds.apikey,
+    )
 
 
 _LOCK = threading.Lock()
