@@ -1,11 +1,11 @@
 """What a storage kind (S3, GCS, abfss, a local folder) answers, whoever asks.
 
-One module (or package) per kind implements `StorageKind` and is registered in registry.py; the
+One module (or package) per kind subclasses `StorageKind` and is registered in registry.py; the
 depot schema (parse.py, precedence.py, dataos_shapes.py), engine/sparkconf.py and spec.py,
-profile/preflight.py, delta_mirror/storage.py and iceberg/pyiceberg_rest.py ask the registry for a
-depot's kind instead of testing its storage's class.
-The kinds live in the depot layer, so they see no engine or feature module: the Spark conf they add
-is plain keys and values into `ConfParts`, which sparkconf.py owns.
+profile/resolved.py and preflight.py, delta_mirror/storage.py, iceberg/pyiceberg_rest.py and
+embedded/pyiceberg_catalog.py ask the registry for a depot's kind instead of testing its storage's
+class. The kinds live in the depot layer, so they see no engine or feature module: the Spark conf
+they add is plain keys and values into `ConfParts`, which sparkconf.py owns.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The storage kinds by `spec.storageType`, and a resolved storage's kind.
 
-Adding a kind: a module implementing `kind.StorageKind` (its storage class and section, its
-credential forms, Spark conf, `dbt debug` checks, Delta options), one entry in `KINDS`, and its
-storage class in model.py's Storage union.
+Adding a kind: a module subclassing `kind.StorageKind` (its Spark conf, `dbt debug` checks,
+Delta options, and what else it has), its `KIND` made with its storageType, storage class and
+`Section` (its section and credential forms), one entry in `KINDS`, and its storage class in
+model.py's Storage union.
 """
 
 from __future__ import annotations
