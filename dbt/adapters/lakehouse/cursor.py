@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
-from dbt.adapters.lakehouse.engine.statement_conf import statement_scope
+from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
 from dbt.adapters.lakehouse.iceberg.lineage import (
     commit_kind,
@@ -200,6 +200,10 @@ class LakehouseCursor:
                 self._sleep(delay)
 
     def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
+        frame = prepared.take(self._spark, statement)
+        if frame is not None and not args and not any(statement_confs(statement)):
+            logger.debug(f"{self._node}: runs the query its reuse decision analysed")
+            return frame
         with statement_scope(self._spark, statement):
             return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -53,11 +53,14 @@ class PlanInputs:
     # The expressions that make two runs differ (class names, e.g. Rand, CurrentTimestamp).
     varying: tuple[str, ...]
     digest: str
+    # The analysed query, which a data test that runs goes on to run (engine/prepared.py).
+    frame: Any = field(default=None, compare=False, repr=False)
 
 
 def plan_inputs(spark: Any, sql: str) -> PlanInputs:
     """The inputs of `sql` (a query) as the analyzer resolves them in this session."""
-    analyzed = spark.sql(sql)._jdf.queryExecution().analyzed()
+    frame = spark.sql(sql)
+    analyzed = frame._jdf.queryExecution().analyzed()
     plans = [analyzed, *_scala_list(analyzed.subqueriesAll())]
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
@@ -85,6 +88,7 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
         tuple(dict.fromkeys(untracked)),
         tuple(sorted(varying)),
         plan_digest(document, leaves),
+        frame,
     )
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine import prepared
 from dbt.adapters.lakehouse.mv import metadata
 from dbt.adapters.lakehouse.mv.state import (
     BUILD_PREFIX,
@@ -166,6 +167,8 @@ def decide(
         record_verdict(invocation, node_id, True, reason)
         logger.debug(f"{node_id}: reused: {reason}")
         return {"reuse": True, "reason": reason, "table": result_table(stored)}
+    if not sql_header:  # a header's statements run first, and may change what it means
+        prepared.keep(spark, query, inputs.frame)
     ran_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     record = record_properties(states, identity, {}, ran_at, BUILD_PREFIX)
     with _LOCK:

@@ -10,6 +10,7 @@ and two tests (views are inlined, so those tests read the table)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -112,7 +113,7 @@ class TestReusedDataTests(ReuseOnProfile):
     def tests(self):
         return {"no_x.sql": NO_X, "random_check.sql": RANDOM}
 
-    def test_1_a_first_run_records_each_result(self, project):
+    def test_1_a_first_run_records_each_result(self, project, logs_dir):
         events, labels = table(project, "events"), table(project, "labels")
         project.run_sql(f"create table {events} (id int, kind string) using iceberg")
         project.run_sql(f"insert into {events} values (1, 'a'), (2, 'b'), (3, 'x')")
@@ -127,6 +128,14 @@ class TestReusedDataTests(ReuseOnProfile):
         assert found["unique_stg_events_id"][3].startswith("not reusable: it stores its failures")
         # Written at the invocation's end, one row per test reuse could apply to.
         assert recorded(project) == 4
+        # Those four ran the query their decision had analysed, not a second analysis of it
+        # (engine/prepared.py); the others' decisions analysed nothing they could run.
+        log = (Path(logs_dir) / "dbt.log").read_text(errors="replace")
+        taken = re.findall(r"test\.test\.(\w+)\.?\w*: runs the query its reuse decision", log)
+        assert sorted(taken) == sorted(
+            ["not_null_stg_events_id", "accepted_values_stg_events_kind__a__b", "no_x",
+             "source_not_null_raw_labels_label"]
+        ), taken  # fmt: skip
 
     def test_2_a_rerun_reuses_them_without_target(self, project, logs_dir):
         """The record is in the lakehouse: deleting target/ (dbt's state) changes nothing."""

@@ -8,8 +8,13 @@
   {%- set limit = config.get('limit') -%}
   {%- set sql_header = config.get('sql_header') if flags.REQUIRE_SQL_HEADER_IN_TEST_CONFIGS else none -%}
   {#- The query dbt's materialization runs when it stores no failures (one that stores them is
-      never reused). -#}
-  {%- set query = get_test_sql(get_limit_subquery_sql(sql, limit), config.get('fail_calc'), config.get('warn_if'), config.get('error_if'), limit=none) -%}
+      never reused), to the character: the statement that runs it takes the analysis the
+      decision made (engine/prepared.py) only when the texts are the same. The block below is
+      dbt's own `sql_with_limit`, its blanks included. -#}
+  {% set sql_with_limit %}
+    {{ get_limit_subquery_sql(sql, limit) }}
+  {% endset %}
+  {%- set query = get_test_sql(sql_with_limit, config.get('fail_calc'), config.get('warn_if'), config.get('error_if'), limit=none) -%}
   {%- set reuse = adapter.reuse_test_plan(model, query, sql_header, should_store_failures()) -%}
   {%- if reuse['reuse'] -%}
     {%- do store_result('main', response=adapter.reuse_test_response(), agate_table=reuse['table']) -%}

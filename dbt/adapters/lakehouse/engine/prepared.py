@@ -1,0 +1,51 @@
+"""A query analysed ahead of its statement, handed to the statement that runs it.
+
+A data test's reuse decision analyses the test's query (reuse/inputs.py); when the test then
+runs, its statement would parse and analyse the same text again. On a project with a test on
+every column that second analysis is a large share of each test's time. The decision keeps
+its DataFrame here, and the thread's next statement takes it instead of calling `spark.sql`
+when that statement is exactly the kept query: the same session, the same text once dbt's
+query comment is set aside (leading and trailing blanks aside). Anything else (another text,
+another session, a statement with its own confs, a statement in between) falls back to
+`spark.sql`, and a kept frame is taken at most once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+# dbt's query comment, before the statement (the default) or after it (`append: true`). dbt
+# refuses a comment holding `*/`, so the first `*/` ends it.
+_LEADING_COMMENT = re.compile(r"^\s*/\*.*?\*/", re.S)
+_TRAILING_COMMENT = re.compile(r"/\*[^*]*(?:\*(?!/)[^*]*)*\*/\s*$", re.S)
+
+_SLOT = threading.local()
+
+
+def keep(spark: Any, query: str, frame: Any) -> None:
+    """Keep `frame`, the analysed `query` of `spark`, for this thread's next statement."""
+    _SLOT.kept = (spark, query.strip(), frame)
+
+
+def forget() -> None:
+    _SLOT.kept = None
+
+
+def take(spark: Any, statement: str) -> Any | None:
+    """The kept frame when `statement` runs exactly its query in the same session; the slot is
+    emptied either way (only the statement right after the decision may take it)."""
+    kept = getattr(_SLOT, "kept", None)
+    _SLOT.kept = None
+    if kept is None or kept[0] is not spark:
+        return None
+    return kept[2] if statement_text(statement) == kept[1] else None
+
+
+def statement_text(statement: str) -> str:
+    """The statement without dbt's query comment, stripped."""
+    text = _LEADING_COMMENT.sub("", statement, count=1).strip()
+    if text == statement.strip():  # no leading comment: it may follow the statement
+        text = _TRAILING_COMMENT.sub("", text, count=1).strip()
+    return text
