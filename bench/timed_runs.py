@@ -163,8 +163,10 @@ def run_timed(
     peak = 0
     out = log.open("wb") if log else subprocess.DEVNULL
     start = time.perf_counter()
+    # Without an env of its own a command runs cold: the scripts that pass none were measured
+    # before the warm engine existed, and must not attach to one another run left warm.
     process = subprocess.Popen(
-        list(command), cwd=cwd, env=dict(env or os.environ), stdout=out, stderr=subprocess.STDOUT
+        list(command), cwd=cwd, env=dict(env or cold_env()), stdout=out, stderr=subprocess.STDOUT
     )
     done = threading.Event()
 
