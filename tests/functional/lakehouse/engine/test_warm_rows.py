@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbt.version import __version__ as dbt_version
 
 from functional.lakehouse.shared.warm import dbt_started, statuses
 
 pytestmark = pytest.mark.only_profile("local")
 
 SAMPLE = Path(__file__).resolve().parents[4] / "examples" / "jaffle_lakehouse"
+# The dbt line the whole suite runs on (docs/dbt-versions.md); CI's other line runs a subset.
+DEFAULT_DBT_LINE = "1.12"
 
 EXTRA_MODELS = {
     "inc_append.sql": """
@@ -181,3 +184,20 @@ def test_cold_and_warm_leave_the_same_rows_first_run_rerun_and_full_refresh(
     # The warm side ran on one engine, still up; the cold side started none.
     [engine] = statuses(home)
     assert engine["clients"] == [] and engine["uptime_seconds"] > 0
+
+
+@pytest.mark.skipif(
+    dbt_version.startswith(DEFAULT_DBT_LINE + "."),
+    reason="on the default dbt line the test above builds this project under --warn-error",
+)
+def test_the_feature_project_builds_under_warn_error_on_this_dbt_line(
+    engine_home: Path, tmp_path: Path
+) -> None:
+    """What differs from one dbt line to another is the warnings dbt raises on the adapter's
+    macros (behaviour flags, deprecations): the feature project's first build under
+    --warn-error, on a JVM of the command's own. Its rows are the test above's claim."""
+    project = make_project(tmp_path / "cold")
+    process = dbt_started(project, engine_home, "--warn-error", "build", LAKEHOUSE_ENGINE="cold")
+    text, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, text[-3000:]
+    assert "ERROR=0" in text and "WARN=0" in text, text[-3000:]
