@@ -181,6 +181,7 @@ def finish(model: Any, response: Any, table: Any, reused: bool, costs: Mapping[s
     jobs and wall-time split, report/response.py); an executed test's result buffered for the
     store (written at the invocation's end)."""
     invocation, node_id, _ = node_of(model)
+    prepared.forget()  # its statement ran (or never will): not for the thread's next node
     with _LOCK:
         pending = _PENDING.pop((invocation, node_id), None)
     if pending is not None and not reused and table is not None and len(table.rows) == 1:
