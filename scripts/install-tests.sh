@@ -42,6 +42,13 @@ fi
 
 LAKEHOUSE_EXTRAS=dev bash scripts/install.sh
 
+# dbt-spark's `method: thrift` (PyHive over HiveServer2, the protocol of dbt v2's Spark
+# adapter): the serve tests build a project through `dbt-lakehouse serve` with it
+# (tests/functional/lakehouse/serve/). Pinned as dbt-spark 1.11's PyHive extra allows.
+echo "==> PyHive, thrift, thrift-sasl, pure-sasl (dbt-spark's thrift method, for the serve tests)"
+"$VENV/bin/python" -m pip install -q "pyhive[hive-pure-sasl]==0.7.0" "thrift==0.22.0" \
+  "thrift-sasl==0.4.3" "pure-sasl==0.6.2"
+
 echo "==> every jar set (dbt-lakehouse install), for the depot kinds and Comet the tests use;"
 echo "    and the driver JVM's class-data archive, which every JVM the tests start maps:"
 if ! "$VENV/bin/dbt-lakehouse" install --class-archive; then

@@ -15,6 +15,7 @@ from dbt.adapters.lakehouse.cli.common import add_profile_options, fail
 from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.cli.history import add_commands as history_commands
 from dbt.adapters.lakehouse.cli.mv import add_commands as mv_commands
+from dbt.adapters.lakehouse.cli.serve import add_commands as serve_commands
 from dbt.adapters.lakehouse.engine.jars import (
     CACHED_JARS,
     EMBEDDED_NEEDS,
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--html", help="also write the report as an HTML page to this file")
     report.set_defaults(run=_report)
     engine_commands(commands, add_profile_options)
+    serve_commands(commands, add_profile_options)
     catalog_commands(commands, add_profile_options)
     mv_commands(commands, add_profile_options)
     args = parser.parse_args(argv)
