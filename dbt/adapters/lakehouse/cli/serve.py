@@ -53,6 +53,17 @@ def add_commands(commands: Any, profile_options: Any) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
+    from dbt.adapters.lakehouse.engine.jars.lines import pyspark_version
+
+    if not pyspark_version().startswith("4."):
+        # Spark 3.5's PySpark ships no Spark Connect server, and its Connect has no token.
+        return fail(
+            "serve",
+            f"serving needs the Spark 4.1 line; this environment has pyspark "
+            f"{pyspark_version() or '(none)'}, whose jars have no Spark Connect server. Fix: "
+            'serve from an environment with `pip install "pyspark==4.1.*"` '
+            "(docs/engine-lines.md).",
+        )
     thrift = args.thrift_port or None
     connect = args.connect_port or None
     if thrift is None and connect is None:

@@ -260,6 +260,30 @@ def test_connect_refuses_a_wrong_or_missing_token(server: Server, token: str | N
     assert "authentication token" in str(refused.value)
 
 
+def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> None:
+    """PyHive sends statements synchronously: the killed client's query runs on to its end on
+    its own thread, and other clients are served meanwhile."""
+    import sys
+    import time
+
+    script = (
+        "from pyhive import hive\n"
+        f"c = hive.connect(host='127.0.0.1', port={server.thrift_port}, username='k', "
+        f"password='{TOKEN}', auth='CUSTOM')\n"
+        "cursor = c.cursor()\nprint('connected', flush=True)\n"
+        "cursor.execute('select count(*) from range(0, 20000000000, 1, 2)')\n"
+    )
+    client = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert client.stdout is not None and "connected" in client.stdout.readline()
+        time.sleep(3)  # the query is running in the engine
+    finally:
+        client.kill()
+        client.wait(30)
+    assert server.rows("select 6 * 7") == [(42,)]
+    assert server.rows("select count(*) from s.lh_orders") == [(5,)]
+
+
 def test_status_then_stop_leaves_no_process_and_no_port(server: Server) -> None:
     """Last in the module: serve started the engine, so stopping it stops the engine too."""
     [state] = server.states()

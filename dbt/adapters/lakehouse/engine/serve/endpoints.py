@@ -213,6 +213,12 @@ def stop_endpoints(jvm: Any, served: Served) -> None:
         except Exception:
             pass
         served.thrift = None
+    if served.session is not None:
+        try:  # the served clients' cached query results: nobody reads them any more
+            served.session.sharedState().cacheManager().clearCache()
+        except Exception:
+            pass
+        served.session = None
 
 
 def wait_closed(host: str, ports: Iterable[int], timeout: float = 20.0) -> list[int]:
