@@ -83,3 +83,27 @@ def test_a_store_past_max_files_is_rewritten_to_its_newest_rows(store: Store) ->
     assert "row_number() over (partition by node_id, relation" in store.statements[-1]
     test_store.write(store.execute, [_row("c", 0)], store.state)
     assert store.statements[-1].startswith("insert into"), store.statements
+
+
+class _Session:
+    """A session whose read of the store fails with `error` (no JVM: its snapshot is unknown)."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+    def sql(self, query: str) -> None:
+        raise RuntimeError(self.error)
+
+
+def test_a_store_not_there_yet_is_looked_for_once_ahead_of_the_tests(store: Store) -> None:
+    missing = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `c`.`lakehouse_system`.`test_results`"
+    test_store.prefetch(_Session(missing), "inv", "c")
+    # The tests take the prefetch's answer, nothing recorded, without a read of their own.
+    assert test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state) is None
+    assert store.reads == []
+
+
+def test_an_unreadable_store_is_left_to_the_first_test(store: Store) -> None:
+    test_store.prefetch(_Session("Connection refused"), "inv", "c")
+    found = test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
+    assert found == Stored(2, True, False, {}) and len(store.reads) == 1

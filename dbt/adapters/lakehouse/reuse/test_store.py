@@ -32,6 +32,7 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, quote, string_literal
 
@@ -167,6 +168,7 @@ _BUFFER_LOCK = threading.Lock()
 
 # (invocation, catalog) -> the read started by the invocation's first node that decides.
 _PREFETCH: dict[tuple[str, str], threading.Thread] = {}
+_MISSING = (RelationMissingError, NamespaceMissingError)
 # The commands whose tests read the store.
 TESTING_COMMANDS = frozenset({"build", "test"})
 
@@ -239,8 +241,10 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     if found is None:
         try:
             rows = [tuple(row) for row in spark.sql(read_sql(store_of(key[1]))).collect()]
-        except Exception:  # missing (no test recorded yet) or unreadable: recorded() reads it
-            return
+        except Exception as exc:
+            if engine_error_type(engine_error_text(exc)) not in _MISSING:
+                return  # unreadable: the first test's read (recorded) tries again and says why
+            rows = []  # no test recorded in this catalog yet: the tests need not look again
         found = parse_rows(rows)
         _know(key[1], now, found)
     logger.debug(
