@@ -96,6 +96,7 @@ SLOW_FIRST = (
     "test_delta_format.py",
     "test_delta_format_refusals.py",
     "test_native_rows.py",
+    "test_serve.py",  # one server for the module, 60-95 s
     "test_depot_forms.py",
     "test_gcs_depots.py",
     "test_audit.py",

@@ -1,4 +1,5 @@
-"""`dbt-lakehouse serve` on the embedded lakehouse, one server for the module: dbt-spark's
+"""`dbt-lakehouse serve` on the embedded lakehouse (`local`) and on S3 with the Iceberg REST
+catalog (`s3_rest`), one server for the module: dbt-spark's
 `method: thrift` (PyHive, the HiveServer2 protocol dbt v2's Spark adapter speaks) builds tables,
 a view and an Iceberg merge there that dbt-lakehouse reads back, and the other way round;
 beeline and Spark Connect clients with the token, refused without it; two Connect clients at
@@ -25,7 +26,7 @@ from dbt.adapters.lakehouse.engine.launch import process_running
 from dbt.adapters.lakehouse.engine.serve.endpoints import listening
 from functional.lakehouse.shared.warm import BIN, dbt, environment, output, write_project
 
-pytestmark = pytest.mark.only_profile("local")
+pytestmark = pytest.mark.only_profile("local", "s3_rest")
 
 TOKEN = "serve-test-token-0123456789"  # noqa: S105 - the test server's own
 LAKEHOUSE_MODELS = {
@@ -59,6 +60,7 @@ class Server:
     project: Path
     thrift_port: int
     connect_port: int
+    storage: str  # where the served catalog keeps its tables (a Location's start)
 
     def cli(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -103,18 +105,28 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     from dbt.adapters.lakehouse.engine.warm.folder import stop_engines
 
     home = Path(tempfile.mkdtemp(prefix="lh-serve-"))  # short: the control socket's path
     folder = tmp_path_factory.mktemp("serve")
+    if request.config.getoption("--profile") == "s3_rest":  # the depot on the test servers
+        depots_file = request.getfixturevalue("s3_rest_depots_file")
+        request.getfixturevalue("rest_catalog")
+        lakehouse = f"depot: dataos://test-s3-rest\ndepots_file: {depots_file}\n"
+        storage = "s3"
+    else:
+        lakehouse = f"warehouse: {folder / 'warehouse'}\n"
+        storage = "file:" + str(folder / "warehouse")
     project = write_project(
         folder / "lakehouse",
         LAKEHOUSE_MODELS,
-        f"type: lakehouse\nschema: s\nthreads: 2\nwarehouse: {folder / 'warehouse'}\n"
+        f"type: lakehouse\nschema: s\nthreads: 2\n{lakehouse}"
         "spark: {master: 'local[2]', driver_memory: 1g}",
     )
-    running = Server(home, project, _free_port(), _free_port())
+    running = Server(home, project, _free_port(), _free_port(), storage)
     started = running.cli(
         "--profiles-dir",
         str(project),
@@ -161,6 +173,9 @@ def test_dbt_spark_builds_over_thrift_and_dbt_lakehouse_reads_it_back(
     assert sorted(server.rows("select * from served.sp_view")) == [(1, 3), (2, 5), (3, 7)]
     provider = server.rows("describe table extended served.sp_merge")
     assert any("iceberg" in str(value).lower() for row in provider for value in row)
+    # In the profile's own lakehouse: the warehouse folder, or the depot's bucket.
+    [location] = [str(row[1]) for row in provider if str(row[0]).strip() == "Location"]
+    assert location.startswith(server.storage), (location, server.storage)
     # dbt-lakehouse, attached to the same engine, reads what dbt-spark committed: at once.
     done = dbt(server.project, server.home, "run", "-s", "lh_copy")
     assert done.returncode == 0, output(done)
