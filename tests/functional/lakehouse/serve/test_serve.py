@@ -146,19 +146,12 @@ def server(
 
 def spark_project(folder: Path, server: Server) -> Path:
     """A dbt-spark project whose profile reaches the lakehouse through the Thrift endpoint."""
-    (folder / "models").mkdir(parents=True, exist_ok=True)
-    (folder / "dbt_project.yml").write_text(
-        "name: spark_side\nversion: '1.0'\nconfig-version: 2\nprofile: spark_side\n"
+    return write_project(
+        folder,
+        SPARK_MODELS,
+        f"type: spark\nmethod: thrift\nhost: 127.0.0.1\nport: {server.thrift_port}\n"
+        f"user: tester\npassword: {TOKEN}\nauth: CUSTOM\nschema: served\nthreads: 1",
     )
-    for name, text in SPARK_MODELS.items():
-        (folder / "models" / name).write_text(text)
-    (folder / "profiles.yml").write_text(
-        "spark_side:\n  target: dev\n  outputs:\n    dev:\n      type: spark\n"
-        f"      method: thrift\n      host: 127.0.0.1\n      port: {server.thrift_port}\n"
-        f"      user: tester\n      password: {TOKEN}\n      auth: CUSTOM\n"
-        "      schema: served\n      threads: 1\n"
-    )
-    return folder
 
 
 def test_dbt_spark_builds_over_thrift_and_dbt_lakehouse_reads_it_back(
