@@ -48,6 +48,20 @@ SPARK_MODELS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _process_left_local() -> Iterator[None]:
+    """A remote session marks the whole process as a Spark Connect client for good
+    (pyspark sets SPARK_CONNECT_MODE_ENABLED), after which a local session cannot start in it:
+    the worker that ran this module goes on to run other modules in-process."""
+    before = {name: os.environ.get(name) for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
