@@ -196,7 +196,8 @@ def main() -> None:
         def run(round_no: int) -> Sample:
             if prepare:
                 prepare(side.project, round_no)
-            sample = side.run("build", log=f"{shape.split()[-1]}-{round_no}")
+            slug = "empty" if shape == EMPTY else shape.split()[-1]
+            sample = side.run("build", log=f"{slug}-{round_no}")
             results = results_of(side.project)
             node_counts[(shape, side.name)].append(counts(results))
             if side is not on:
