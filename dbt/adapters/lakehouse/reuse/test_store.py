@@ -168,6 +168,7 @@ _BUFFER_LOCK = threading.Lock()
 
 # (invocation, catalog) -> the read started by the invocation's first node that decides.
 _PREFETCH: dict[tuple[str, str], threading.Thread] = {}
+# What a store not there yet fails with: no test recorded in that catalog so far.
 _MISSING = (RelationMissingError, NamespaceMissingError)
 # The commands whose tests read the store.
 TESTING_COMMANDS = frozenset({"build", "test"})
@@ -298,7 +299,7 @@ def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
             f"{time.monotonic() - started:.2f}s"
         )
         return found
-    except (RelationMissingError, NamespaceMissingError):
+    except _MISSING:
         return {}  # no test recorded in this catalog yet
     except Exception as exc:  # reuse saves time; it never fails a test
         logger.warning(f"Reading the recorded test results in {table} failed; tests run: {exc}")
@@ -342,7 +343,7 @@ def write(execute: Execute, rows: Sequence[Row], state: StoreState | None = None
         try:
             try:
                 execute(insert_sql(table, found))
-            except (RelationMissingError, NamespaceMissingError):
+            except _MISSING:
                 for statement in create_sql(table):
                     execute(statement)
                 before = (0, {})  # a new store: it holds these rows only
