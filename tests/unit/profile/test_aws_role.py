@@ -122,14 +122,26 @@ def test_external_id_with_glue_is_accepted(tmp_path: Path) -> None:
     assert role is not None and role.external_id
 
 
-def test_a_role_needs_s3_storage(tmp_path: Path) -> None:
+def non_s3_spec(storage_type: str, tmp_path: Path) -> dict[str, Any]:
+    sections = {
+        "file": {"path": str(tmp_path / "wh")},
+        "gcs": {"bucket": "lake-bucket", "relativePath": "wh"},
+        "abfss": {"account": "mylakehouse", "container": "lake", "relativePath": "wh"},
+    }
+    return {"storageType": storage_type, storage_type: sections[storage_type]}
+
+
+@pytest.mark.parametrize("storage_type", ["file", "gcs", "abfss"])
+def test_a_role_in_the_secrets_needs_s3_storage(storage_type: str, tmp_path: Path) -> None:
+    """Refused, not left unused: no client of these kinds would ever assume the role."""
     depot = {
         "type": "lakehouse",
-        "spec": {"storageType": "file", "file": {"path": str(tmp_path / "wh")}},
+        "spec": non_s3_spec(storage_type, tmp_path),
         "catalog": {"type": "hadoop"},
         "secrets": {"aws_role_arn": ARN},
     }
-    with pytest.raises(DepotConfigError, match="aws_role_arn needs S3 storage"):
+    expected = f"aws_role_arn needs S3 storage; got storageType {storage_type}"
+    with pytest.raises(DepotConfigError, match=expected):
         resolve(depot, tmp_path)
 
 
@@ -177,13 +189,17 @@ def test_profile_keys_reach_resolution_and_the_external_id_is_not_shown() -> Non
     assert "aws_external_id" not in shown and EXTERNAL_ID not in repr(creds)
 
 
-def test_a_profile_role_with_a_file_depot_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("storage_type", ["file", "gcs", "abfss"])
+def test_a_profile_role_with_a_depot_not_on_s3_is_refused(
+    storage_type: str, tmp_path: Path
+) -> None:
     depot = {
         "type": "lakehouse",
-        "spec": {"storageType": "file", "file": {"path": str(tmp_path / "wh")}},
+        "spec": non_s3_spec(storage_type, tmp_path),
         "catalog": {"type": "hadoop"},
     }
-    with pytest.raises(DepotConfigError, match="aws_role_arn needs S3 storage"):
+    expected = f"aws_role_arn needs S3 storage; got storageType {storage_type}"
+    with pytest.raises(DepotConfigError, match=expected):
         resolve(depot, tmp_path, aws_role_arn=ARN)
 
 

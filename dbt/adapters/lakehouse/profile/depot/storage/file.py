@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import DepotConfigError
-from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, AwsRole
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft, _opt_str
-from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, Storage, _Context
+from dbt.adapters.lakehouse.profile.depot.model import Depot, LocalStorage, _Context
 from dbt.adapters.lakehouse.profile.depot.paths import _local_folder
 from dbt.adapters.lakehouse.profile.depot.storage.kind import (
     ConfParts,
@@ -53,16 +52,6 @@ def _no_secrets(
 
 
 class FileKind(StorageKind[LocalStorage]):
-    def resolve_role(
-        self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
-    ) -> AwsRole | None:
-        if ctx.aws_role or any(k in draft.secrets for k in ROLE_KEYS):
-            problems.append(
-                "aws_role_arn needs S3 storage; got storageType file. Accepted: no aws_role_* "
-                "keys for a local folder."
-            )
-        return None
-
     def local_folder(self, depot: Depot) -> Path:
         return self.storage(depot).path
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from dbt.adapters.lakehouse.profile.depot.aws_role import AwsRole
+from dbt.adapters.lakehouse.profile.depot.aws_role import ROLE_KEYS, AwsRole
 from dbt.adapters.lakehouse.profile.depot.draft import _Draft
 from dbt.adapters.lakehouse.profile.depot.model import Depot, Storage, _Context
 from dbt.adapters.lakehouse.profile.depot.storage.report import PreflightReport
@@ -107,7 +107,14 @@ class StorageKind(ABC, Generic[S]):
     def resolve_role(
         self, draft: _Draft, ctx: _Context, storage: Storage | None, problems: list[str]
     ) -> AwsRole | None:
-        """The IAM role the depot's clients act as (aws_role.py), where the kind has one."""
+        """The IAM role the depot's clients act as (aws_role.py), where the kind has one; a kind
+        without AWS clients refuses the aws_role_* keys rather than leave them unused."""
+        if ctx.aws_role or any(k in draft.secrets for k in ROLE_KEYS):
+            problems.append(
+                f"aws_role_arn needs S3 storage; got storageType {self.storage_type}. Accepted: "
+                f"no aws_role_* keys for a {self.storage_type} depot (in its secrets or the "
+                "profile)."
+            )
         return None
 
     def check_catalog(self, draft: _Draft, problems: list[str], own: bool) -> None:
