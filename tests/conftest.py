@@ -45,12 +45,6 @@ from functional.infra.servers import RestCatalog, S3Server
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
 PROFILES = ("local", "s3_rest", "cluster", "connect")
-# Every JVM the tests start (each worker's Spark, each `dbt` process's, warm engines, the
-# servers, a cluster's executors) inherits this and compiles with C1 only: the suite is bound by
-# the machine's two cores, its JVMs run small data, and C2's compiling cost more CPU than its code
-# saved (a cold `dbt build` of the sample: 35-42 s of CPU, 18-26 s with C1 only; docs/tests.md).
-# Tiers change no result. A JDK_JAVA_OPTIONS of the caller's own is kept as it is.
-os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 NATIVE_ENV = "LAKEHOUSE_TEST_NATIVE"
 S3_REST_DEPOT = "test-s3-rest"
 S3_REST_PREFIX = "warehouse"
