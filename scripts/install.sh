@@ -137,6 +137,12 @@ else
     'import importlib.util, sys; sys.exit(importlib.util.find_spec("dbt_state") is None)'; then
     "$VENV/bin/uv" pip uninstall -q --python "$VENV/bin/python" dbt-state
   fi
+  # PySpark's sdist and the wheel built from it (~1.7 GB in uv's cache) are dropped once
+  # installed. An index or proxy that answers uv's revalidation with a modified response (seen
+  # here) makes uv download and build them again at every install, under a new revision, and
+  # keep every one: 64 GB in a day of installs filled a disk. Elsewhere dropping them costs a
+  # second virtualenv of the same line one download and build (~20 s).
+  "$VENV/bin/uv" cache clean -q pyspark
   # Byte-compiled now, as pip does for a wheel: an editable install otherwise compiles on first
   # import, and with PYTHONDONTWRITEBYTECODE set it would do so in every dbt command (~0.3 s each).
   "$VENV/bin/python" -m compileall -q dbt >/dev/null

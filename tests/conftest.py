@@ -66,8 +66,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+JVM_TMP_ENV = "LAKEHOUSE_TEST_JVM_TMP"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "only_profile(name): run only on the named profile")
+    # Every JVM the tests start (workers', `dbt` processes', warm engines, servers, a cluster's)
+    # keeps its temporary files (Spark's scratch and jar copies, Comet's 140 MB native library,
+    # Connect's artifacts, HiveServer2's resources) in one folder of this run, deleted when the
+    # run ends: the JVMs the tests kill on purpose leave theirs, which in /tmp added up to
+    # gigabytes over a day of runs. The xdist workers inherit it from the controller.
+    if JVM_TMP_ENV not in os.environ:
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="lakehouse-tests-jvm-")
+        os.environ[JVM_TMP_ENV] = folder
+        given = os.environ.get("JDK_JAVA_OPTIONS", "")
+        os.environ["JDK_JAVA_OPTIONS"] = f"{given} -Djava.io.tmpdir={folder}".strip()
+        config.stash[_JVM_TMP] = (folder, given)
+
+
+_JVM_TMP = pytest.StashKey[tuple[str, str]]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_JVM_TMP, None)
+    if made is not None:
+        import shutil
+
+        folder, given = made
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[JVM_TMP_ENV]
+        if given:
+            os.environ["JDK_JAVA_OPTIONS"] = given
+        else:
+            os.environ.pop("JDK_JAVA_OPTIONS", None)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

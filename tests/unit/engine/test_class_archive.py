@@ -118,3 +118,29 @@ def test_priming_does_nothing_when_switched_off_or_already_there(java: str, tmp_
     folder.mkdir()
     (folder / f"{classarchive.runtime_key(java)}.jsa").write_bytes(b"archive")
     assert classarchive.prime(java, tmp_path, {}) == "class-data archive: ready"
+
+
+def test_archives_of_runtimes_gone_or_made_again_are_deleted_at_once(
+    java: str, tmp_path: Path
+) -> None:
+    """A virtualenv deleted, or made again at its path (CI's fresh clone), leaves an archive no
+    JVM can map: ~200 MB each, deleted at the next start of any runtime, not after 14 days."""
+    cache = tmp_path / "cache"
+    jars = {name: tmp_path / name / "jars" for name in ("deleted", "remade", "kept")}
+    keys = {}
+    for name, folder in jars.items():
+        folder.mkdir(parents=True)
+        classarchive.java_options(java, cache, {}, jars=folder)  # writes its `.runtime`
+        keys[name] = classarchive.runtime_key(java, folder)
+        archives = cache / "class-archive"
+        (archives / f"{keys[name]}.jsa").write_bytes(b"archive")
+        (archives / f"{keys[name]}.{dead_pid()}.dump").write_bytes(b"dump")
+    (jars["deleted"]).rmdir()
+    os.utime(jars["remade"], ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    current = tmp_path / "current" / "jars"
+    current.mkdir(parents=True)
+    classarchive.java_options(java, cache, {}, jars=current)
+    left = sorted(p.name for p in (cache / "class-archive").iterdir())
+    assert [n for n in left if n.startswith(keys["kept"])] != []
+    assert [n for n in left if n.startswith((keys["deleted"], keys["remade"]))] == []
+    assert f"{keys['kept']}.jsa" in left

@@ -7,9 +7,10 @@ dumps one as its JVM exits (`-XX:ArchiveClassesAtExit`) to a file named after it
 a later start, once that process is gone, adopts the file under the runtime's name with an
 atomic rename and maps it (`-XX:SharedArchiveFile`). The JVM checks an archive against its own
 version and classpath and, under the default `-Xshare:auto`, runs without one that does not
-match or is incomplete: a bad archive costs the gain, never the run. Archives not mapped for
-PRUNE_DAYS (another java or pyspark since) are deleted: each is about 200 MB.
-LAKEHOUSE_CLASS_ARCHIVE=0 turns this off.
+match or is incomplete: a bad archive costs the gain, never the run. Each is about 200 MB, so
+one whose runtime is gone or changed (a virtualenv deleted or made again, another java: a
+`<key>.runtime` file beside it names the paths and times) is deleted at the next start of any
+runtime, as is one not mapped for PRUNE_DAYS. LAKEHOUSE_CLASS_ARCHIVE=0 turns this off.
 """
 
 from __future__ import annotations
@@ -33,18 +34,42 @@ def runtime_key(java: str, jars: Path | None = None) -> str:
     The JVM checks each jar's size and time against the archive's: a virtualenv made again at
     the same path (or pyspark reinstalled) has new jars, and the folder's time says so. Without
     it the old archive kept its name and was never replaced, and every start ran without one."""
+    return _key(_runtime(java, jars))
+
+
+def _key(runtime: list[str]) -> str:
+    return hashlib.sha256("\n".join(runtime).encode()).hexdigest()[:16]
+
+
+def _runtime(java: str, jars: Path | None = None) -> list[str]:
+    """java's path and time, pyspark's version, its jars folder and that folder's time."""
     import pyspark
 
     java_path = Path(java).resolve()
     jars = jars or Path(pyspark.__file__).parent / "jars"
-    parts = [
+    return [
         str(java_path),
         str(java_path.stat().st_mtime_ns),
         pyspark.__version__,
         str(jars),
         str(jars.stat().st_mtime_ns),
     ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _runtime_gone(described: Path) -> bool:
+    """Whether the java or the jars folder a `.runtime` file names is gone or changed: its
+    archive can never be mapped again."""
+    try:
+        java, java_time, _version, jars, jars_time = described.read_text().splitlines()
+    except (OSError, ValueError):
+        return False  # unreadable or being written: the age rule decides
+    for path, recorded in ((java, java_time), (jars, jars_time)):
+        try:
+            if str(Path(path).stat().st_mtime_ns) != recorded:
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def _finished_dumps(folder: Path, key: str) -> list[Path]:
@@ -77,14 +102,22 @@ def _settle(folder: Path, key: str, archive: Path) -> None:
 
 
 def _prune(folder: Path, archive: Path) -> None:
-    """Delete archives not mapped for PRUNE_DAYS (their time is touched at each use)."""
+    """Delete the archives, dumps and descriptions of runtimes that are gone or changed, and
+    archives (and dumps never adopted) not mapped for PRUNE_DAYS (an archive's time is
+    touched at each use)."""
     oldest = time.time() - PRUNE_DAYS * 86400
-    for other in folder.glob("*.jsa"):
-        try:
+    try:
+        for described in folder.glob("*.runtime"):
+            key = described.name.removesuffix(".runtime")
+            if key != archive.stem and _runtime_gone(described):
+                for left in [folder / f"{key}.jsa", *folder.glob(f"{key}.*.dump"), described]:
+                    left.unlink(missing_ok=True)
+        for other in [*folder.glob("*.jsa"), *folder.glob("*.dump")]:
             if other != archive and other.stat().st_mtime < oldest:
                 other.unlink()
-        except OSError:
-            continue  # another process pruned it, or the cache is read-only
+                folder.joinpath(f"{other.stem}.runtime").unlink(missing_ok=True)
+    except OSError:
+        pass  # another process pruned it, or the cache is read-only
 
 
 def java_options(
@@ -94,10 +127,14 @@ def java_options(
     if env.get("LAKEHOUSE_CLASS_ARCHIVE", "1") == "0":
         return []
     try:
-        key = runtime_key(java, jars)
+        runtime = _runtime(java, jars)
+        key = _key(runtime)
         folder = cache / "class-archive"
         folder.mkdir(parents=True, exist_ok=True)
         archive = folder / f"{key}.jsa"
+        described = folder / f"{key}.runtime"
+        if not described.is_file():
+            described.write_text("\n".join(runtime) + "\n")
         _settle(folder, key, archive)
         _prune(folder, archive)
         if archive.is_file():
