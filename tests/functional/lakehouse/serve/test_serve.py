@@ -282,18 +282,25 @@ def test_connect_refuses_a_wrong_or_missing_token(server: Server, token: str | N
     assert "authentication token" in str(refused.value)
 
 
-def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> None:
-    """PyHive sends statements synchronously: the killed client's query runs on to its end on
-    its own thread, and other clients are served meanwhile."""
+def _killed_mid_query(server: Server, rows: int, run_async: bool) -> None:
+    """A PyHive client started on a query of two tasks (every task slot of the engine's two
+    cores) that sleep 3 s on each of `rows` rows, then killed while it runs. Sleeping, its
+    length does not depend on the machine or the JIT (a count over 20 billion rows took 5 s
+    with C2 and 18 minutes with C1 only)."""
     import sys
     import time
 
+    sleeping = (
+        f"select count(*) from range(0, {rows}, 1, 2)"
+        " where reflect('java.lang.Thread', 'sleep', cast(3000 as bigint)) is null"
+    )
     script = (
         "from pyhive import hive\n"
         f"c = hive.connect(host='127.0.0.1', port={server.thrift_port}, username='k', "
         f"password='{TOKEN}', auth='CUSTOM')\n"
         "cursor = c.cursor()\nprint('connected', flush=True)\n"
-        "cursor.execute('select count(*) from range(0, 20000000000, 1, 2)')\n"
+        f"cursor.execute({sleeping!r}, async_={run_async})\n"
+        "import time; time.sleep(600)\n"
     )
     client = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
@@ -302,8 +309,27 @@ def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> 
     finally:
         client.kill()
         client.wait(30)
+
+
+def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> None:
+    """A statement sent synchronously (PyHive's default) runs on to its end on its own thread
+    when its client is killed (docs/serving.md): the next query with tasks waits for its slots
+    (here 6 s from its start), then the server serves the next client."""
+    _killed_mid_query(server, 4, run_async=False)
     assert server.rows("select 6 * 7") == [(42,)]
     assert server.rows("select count(*) from s.lh_orders") == [(5,)]
+
+
+def test_a_killed_clients_asynchronous_query_is_cancelled(server: Server) -> None:
+    """dbt-spark sends its statements asynchronously and polls them: when such a client is
+    killed, its session closes and its query is cancelled, so a query that would hold both
+    task slots for 10 minutes frees them for the next client within seconds."""
+    import time
+
+    _killed_mid_query(server, 400, run_async=True)
+    began = time.monotonic()
+    assert server.rows("select count(*) from s.lh_orders") == [(5,)]
+    assert time.monotonic() - began < 30, time.monotonic() - began
 
 
 def test_status_then_stop_leaves_no_process_and_no_port(server: Server) -> None:
