@@ -106,18 +106,21 @@ def _prune(folder: Path, archive: Path) -> None:
     archives (and dumps never adopted) not mapped for PRUNE_DAYS (an archive's time is
     touched at each use)."""
     oldest = time.time() - PRUNE_DAYS * 86400
-    try:
-        for described in folder.glob("*.runtime"):
-            key = described.name.removesuffix(".runtime")
-            if key != archive.stem and _runtime_gone(described):
-                for left in [folder / f"{key}.jsa", *folder.glob(f"{key}.*.dump"), described]:
+    for described in folder.glob("*.runtime"):
+        key = described.name.removesuffix(".runtime")
+        if key != archive.stem and _runtime_gone(described):
+            for left in [folder / f"{key}.jsa", *folder.glob(f"{key}.*.dump"), described]:
+                try:
                     left.unlink(missing_ok=True)
-        for other in [*folder.glob("*.jsa"), *folder.glob("*.dump")]:
+                except OSError:
+                    continue  # a read-only cache
+    for other in [*folder.glob("*.jsa"), *folder.glob("*.dump")]:
+        try:
             if other != archive and other.stat().st_mtime < oldest:
                 other.unlink()
                 folder.joinpath(f"{other.stem}.runtime").unlink(missing_ok=True)
-    except OSError:
-        pass  # another process pruned it, or the cache is read-only
+        except OSError:
+            continue  # another process pruned it, or the cache is read-only
 
 
 def java_options(
