@@ -27,6 +27,10 @@ from dbt.adapters.lakehouse.engine.serve.endpoints import listening
 from functional.lakehouse.shared.warm import BIN, dbt, environment, output, write_project
 
 pytestmark = pytest.mark.only_profile("local", "s3_rest")
+# What the server itself does (its token checks, killed clients, `status` and `stop`) is the same
+# whichever depot it serves: on `local` only. `s3_rest` runs what the depot changes: builds,
+# merges and reads through its catalog and bucket.
+SERVER_ONLY = pytest.mark.only_profile("local")
 
 TOKEN = "serve-test-token-0123456789"  # noqa: S105 - the test server's own
 LAKEHOUSE_MODELS = {
@@ -196,6 +200,7 @@ def test_a_table_dbt_lakehouse_built_is_read_through_thrift(server: Server) -> N
     assert rows == [(i, i * 10, f"o{i}") for i in range(1, 6)]
 
 
+@SERVER_ONLY
 def test_beeline_runs_a_query_with_the_token_and_is_refused_without_it(server: Server) -> None:
     import pyspark
 
@@ -269,6 +274,7 @@ def test_connect_clients_merge_at_once_each_in_a_session_of_its_own(server: Serv
         second.stop()
 
 
+@SERVER_ONLY
 @pytest.mark.parametrize("token", ["not-the-token-at-all", None])
 def test_connect_refuses_a_wrong_or_missing_token(server: Server, token: str | None) -> None:
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
@@ -311,6 +317,7 @@ def _killed_mid_query(server: Server, rows: int, run_async: bool) -> None:
         client.wait(30)
 
 
+@SERVER_ONLY
 def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> None:
     """A statement sent synchronously (PyHive's default) runs on to its end on its own thread
     when its client is killed (docs/serving.md): the next query with tasks waits for its slots
@@ -320,6 +327,7 @@ def test_a_client_killed_mid_query_leaves_the_server_serving(server: Server) -> 
     assert server.rows("select count(*) from s.lh_orders") == [(5,)]
 
 
+@SERVER_ONLY
 def test_a_killed_clients_asynchronous_query_is_cancelled(server: Server) -> None:
     """dbt-spark sends its statements asynchronously and polls them: when such a client is
     killed, its session closes and its query is cancelled, so a query that would hold both
@@ -332,6 +340,7 @@ def test_a_killed_clients_asynchronous_query_is_cancelled(server: Server) -> Non
     assert time.monotonic() - began < 30, time.monotonic() - began
 
 
+@SERVER_ONLY
 def test_status_then_stop_leaves_no_process_and_no_port(server: Server) -> None:
     """Last in the module: serve started the engine, so stopping it stops the engine too."""
     [state] = server.states()
