@@ -1,8 +1,9 @@
 """Stacked views on raw PySpark: where a chain of views that reads the level below twice spends
 its time, and what bounding the expanded plan saves (issue 62's design input).
 
-The chain of bench/stacked_project.py (`rec_00` .. `rec_<depth>`: each level is the one below
-UNION ALL the one below joined to a 30-row table, so Spark's inlined plan doubles per level),
+The chain of bench/stacked_project.py, its own SQL and seed rows (`rec_00` .. `rec_<depth>`:
+each level is the one below UNION ALL the one below joined to a 30-row staging table, so
+Spark's inlined plan doubles per level), its refs pointed at this process's tables and views,
 built as views in the session catalog over parquet tables, one database per variant, in one
 process with harness.SHARED_SPARK_CONF (`local[2]` here, the 2-core machine's cores). At each
 level: CREATE VIEW (Spark analyses the expanded query), then `select count(*)` timed as
@@ -24,6 +25,7 @@ the counts must agree across variants (a difference exits 1).
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -31,20 +33,24 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stacked_project  # noqa: E402
 from harness import SHARED_SPARK_CONF  # noqa: E402
 
 VARIANTS = ("plain", "cache", "table")
-TABLES = 10  # s00..s09, 30 rows each; k joins exactly one row of any of them
-BASE_SQL = "select id, (id * 7 + {n}) % 30 + 1 as k, id * 3 + {n} as v from range(1, 31)"
+REF = re.compile(r"\{\{ ref\('(\w+)'\) \}\}")
 
 
-def level_sql(db: str, level: int, below: str) -> str:
-    return (
-        f"create view {db}.rec_{level:02d} as select root, node, next_k, total, depth from {below}"
-        f" union all select r.root, s.id as node, s.k as next_k, r.total + s.v as total,"
-        f" r.depth + 1 as depth from {below} r join {db}.s{level % TABLES:02d} s"
-        f" on r.next_k = s.id"
-    )
+def resolved(sql: str, db: str, reads: dict[str, str]) -> str:
+    """stacked_project's model SQL with each ref() named in `db`, through `reads` (a level's
+    materialized table in place of its view)."""
+    return REF.sub(lambda ref: f"{db}.{reads.get(ref[1], ref[1])}", sql)
+
+
+def create_staging(spark, db: str, n: int) -> None:
+    """`stg_sNN`'s columns the chain reads, from stacked_project's rows of seed `sNN`."""
+    _, *lines = stacked_project._seed_csv(n).splitlines()
+    rows = [tuple(int(x) for x in line.split(",")[:3]) for line in lines]
+    spark.createDataFrame(rows, "id int, k int, v int").write.saveAsTable(f"{db}.stg_s{n:02d}")
 
 
 def timed_count(spark, sql: str) -> tuple[float, float, int]:
@@ -59,25 +65,23 @@ def timed_count(spark, sql: str) -> tuple[float, float, int]:
 def run_variant(spark, variant: str, depth: int, every: int) -> list[tuple[float, ...]]:
     db = f"chain_{variant}"
     spark.sql(f"create database {db}")
-    for n in range(TABLES):
-        spark.sql(f"create table {db}.s{n:02d} using parquet as {BASE_SQL.format(n=n)}")
-    spark.sql(
-        f"create view {db}.rec_00 as select id as root, id as node, k as next_k, v as total,"
-        f" 0 as depth from {db}.s00"
-    )
-    below, levels = f"{db}.rec_00", []
+    for n in sorted({level % stacked_project.SEEDS for level in range(depth + 1)}):
+        create_staging(spark, db, n)
+    reads: dict[str, str] = {}
+    spark.sql(f"create view {db}.rec_00 as {resolved(stacked_project._rec(0), db, reads)}")
+    levels = []
     for level in range(1, depth + 1):
+        name = f"rec_{level:02d}"
         began = time.monotonic()
-        spark.sql(level_sql(db, level, below))
+        spark.sql(f"create view {db}.{name} as {resolved(stacked_project._rec(level), db, reads)}")
         view = time.monotonic() - began
-        planned, executed, count = timed_count(spark, f"select count(*) from {db}.rec_{level:02d}")
+        planned, executed, count = timed_count(spark, f"select count(*) from {db}.{name}")
         levels.append((view, planned, executed, count))
-        below = f"{db}.rec_{level:02d}"
         if level % every == 0 and variant == "cache":
-            spark.sql(f"cache table {below}")
+            spark.sql(f"cache table {db}.{name}")
         if level % every == 0 and variant == "table":
-            spark.sql(f"create table {db}.m_{level:02d} using parquet as select * from {below}")
-            below = f"{db}.m_{level:02d}"
+            spark.sql(f"create table {db}.m_{level:02d} using parquet as select * from {db}.{name}")
+            reads[name] = f"m_{level:02d}"
     return levels
 
 
