@@ -28,8 +28,6 @@ from dbt.tests.adapter.basic.test_get_catalog_for_single_relation import (
 from dbt.tests.adapter.basic.test_incremental import BaseIncremental
 from dbt.tests.adapter.basic.test_singular_tests import BaseSingularTests
 from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTestsEphemeral
-from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCols
-from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
 from dbt.tests.adapter.basic.test_table_materialization import BaseTableMaterialization
 from dbt.tests.adapter.basic.test_validate_connection import BaseValidateConnection
 from dbt.tests.adapter.incremental.test_incremental_merge_exclude_columns import (
@@ -121,17 +119,9 @@ class TestGenericTests(BaseGenericTests):
     pass
 
 
-# Incremental and snapshot semantics are the engine's, the same on every catalog; the s3_rest
-# profile checks what its catalog and storage change through test_incremental_strategies and
-# test_snapshots (docs/tests.md), so these classes run on the embedded lakehouse only.
-@pytest.mark.only_profile("local")
-class TestSnapshotCheckCols(BaseSnapshotCheckCols):
-    pass
-
-
-@pytest.mark.only_profile("local")
-class TestSnapshotTimestamp(BaseSnapshotTimestamp):
-    pass
+# dbt's basic suite also has BaseSnapshotCheckCols and BaseSnapshotTimestamp: the check and
+# timestamp strategies that test_snapshot.py runs in dbt's own snapshot suite (TestSnapshotCheck,
+# TestSimpleSnapshot), with more cases; run twice they cost CI a minute for no other claim.
 
 
 class TestAdapterMethod(BaseAdapterMethod):
