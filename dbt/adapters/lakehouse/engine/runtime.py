@@ -83,7 +83,18 @@ def tag_thread(spark: Any, group: str, description: str = DEFAULT_JOB_DESCRIPTIO
             # if the command dies, and this session as the thread's active one, which Iceberg's
             # catalogs read outside a statement (the JVM's default session is the engine's).
             spark.sparkContext.addJobTag(tag)
-            spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
+            _session_class(spark).setActiveSession(spark._jsparkSession)
+
+
+def _session_class(spark: Any) -> Any:
+    """The JVM's SparkSession class, looked up once per session: py4j resolves `jvm.SparkSession`
+    by trying each package PySpark imported until one has it, a class-loader search through every
+    jar for each miss, and this runs before each statement."""
+    found = getattr(spark, "_lakehouse_session_class", None)
+    if found is None:
+        found = spark._jvm.SparkSession
+        spark._lakehouse_session_class = found
+    return found
 
 
 def cancel(spark: Any, group: str) -> None:
