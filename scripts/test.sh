@@ -45,10 +45,10 @@ CONNECT_SUBSET=(tests/functional/lakehouse/engine/test_connect.py
 # The other lines, Spark 3.5 with dbt-core 1.13 (the next dbt line, in beta; docs/dbt-versions.md),
 # in a second virtualenv (docs/engine-lines.md): the unit tests, then a named subset of what
 # differs by line: first run, rerun and full refresh leaving the same rows (the refusals
-# before writing are the adapter's own checks, run on the default line), S3 through Hadoop 3.3's s3a on the AWS SDK v1 (its
-# landing and its error texts), Spark Connect 3.5 (another server and another way of
-# computing a merge's rows once), and the feature project under --warn-error (dbt 1.13's
-# warnings).
+# before writing are the adapter's own checks, run on the default line), S3 through Hadoop
+# 3.3's s3a on the AWS SDK v1 (its landing and its error texts), Spark Connect 3.5 (another
+# server and another way of computing a merge's rows once), and the feature project under
+# --warn-error (dbt 1.13's warnings).
 OTHER=.venv-spark35
 LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.13 bash scripts/install-tests.sh
 "$OTHER/bin/pytest" tests/unit -q
