@@ -6,6 +6,20 @@ cd "$(dirname "$0")/.."
 # The default lines (docs/dbt-versions.md, docs/engine-lines.md): Spark 4.1 and dbt-core 1.12.
 bash scripts/install-tests.sh
 VENV=${LAKEHOUSE_VENV:-.venv}
+OTHER=.venv-spark35
+if [ "$#" -eq 0 ]; then
+  # The other line's virtualenv (its tests are at the end) installs in the background from here:
+  # lint, mypy, the docs and the unit tests keep one core busy and the install (the package
+  # cache's files, one short JVM for its class-data archive) takes the other, about two minutes.
+  # Only after this line's install, so that the two never run apt-get at once. Its own process
+  # group, stopped if the run ends first; its output is shown, and its failure fails the run,
+  # before the line's tests.
+  OTHER_LOG=$(mktemp)
+  setsid env LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.13 \
+    bash scripts/install-tests.sh >"$OTHER_LOG" 2>&1 &
+  OTHER_INSTALL=$!
+  trap 'kill -- -"$OTHER_INSTALL" 2>/dev/null || true; rm -f "$OTHER_LOG"' EXIT
+fi
 "$VENV/bin/ruff" check dbt tests
 "$VENV/bin/ruff" format --check dbt tests
 "$VENV/bin/mypy" dbt
@@ -49,8 +63,13 @@ CONNECT_SUBSET=(tests/functional/lakehouse/engine/test_connect.py
 # 3.3's s3a on the AWS SDK v1 (its landing and its error texts), Spark Connect 3.5 (another
 # server and another way of computing a merge's rows once), and the feature project under
 # --warn-error (dbt 1.13's warnings).
-OTHER=.venv-spark35
-LAKEHOUSE_VENV=$OTHER LAKEHOUSE_SPARK_LINE=3.5 LAKEHOUSE_DBT_LINE=1.13 bash scripts/install-tests.sh
+install_failed=0
+wait "$OTHER_INSTALL" || install_failed=1
+cat "$OTHER_LOG"
+if [ "$install_failed" -ne 0 ]; then
+  echo "installing the Spark 3.5 line into $OTHER failed: its output is above" >&2
+  exit 1
+fi
 "$OTHER/bin/pytest" tests/unit -q
 "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --profile s3_rest \
   tests/functional/lakehouse/models/test_first_build.py::TestFirstRunRerunFullRefreshAgree \
