@@ -253,6 +253,7 @@ def test_nessie() -> None:
     assert plan.conf[f"{C}.catalog-impl"] == "org.apache.iceberg.nessie.NessieCatalog"
     assert plan.conf[f"{C}.uri"] == "http://nessie:19120/api/v2"
     assert plan.conf[f"{C}.ref"] == "main"
+    assert plan.conf[f"{C}.client-builder-name"] == "URLConnection"
     assert f"{C}.authentication.type" not in plan.conf
     assert plan.secret_catalog_conf == {}
 

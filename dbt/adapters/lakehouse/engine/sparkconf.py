@@ -200,6 +200,10 @@ def _catalog_plan(depot: Depot, catalog_name: str, default: bool) -> SparkConfPl
     elif catalog.type == "nessie":
         conf[f"{prefix}.catalog-impl"] = NESSIE_CATALOG
         conf[f"{prefix}.ref"] = "main"
+        # Nessie's default client on Java 11+ (the JDK HttpClient) once failed a commit with
+        # "header parser received no bytes" on a pooled connection under two dbt threads
+        # (CommitStateUnknownException); Nessie's client docs name URLConnection as the fix.
+        conf[f"{prefix}.client-builder-name"] = "URLConnection"
         put_uri(catalog.uri)
         if secrets.apikey:
             conf[f"{prefix}.authentication.type"] = "BEARER"
