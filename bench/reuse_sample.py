@@ -14,7 +14,7 @@ Each side builds its own copy of the project once (--first-builds), untimed: the
 with reuse on, so its records are written; the first of these starts the warm engine. (The
 incremental `orders`' first incremental run after its full build is never reused: with one
 untimed build, round 1 of "nothing changed" builds it.) Then, the sides alternating within each
-round:
+round, each round starting with the next side (none always follows the same one):
 
 0. `dbt build` into an empty warehouse (each side's copy made again: nothing recorded, nothing
    built), --rounds times. Goals (medians): reuse on <= 1.03x reuse off (what deciding and
@@ -238,13 +238,16 @@ def main() -> None:
                 (series[(EMPTY, n)], step(s, EMPTY, lambda _p, _r, s=s: s.fresh()))
                 for n, s in sides.items()
             ],
+            rotate=True,
         )
         print(f"{NOTHING}:", file=sys.stderr)
-        alternate(args.rounds, [(series[(NOTHING, n)], step(s, NOTHING)) for n, s in sides.items()])
+        nothing = [(series[(NOTHING, n)], step(s, NOTHING)) for n, s in sides.items()]
+        alternate(args.rounds, nothing, rotate=True)
         print(f"{EDIT}:", file=sys.stderr)
         alternate(
             args.rounds,
             [(series[(EDIT, s.name)], step(s, EDIT, edit_staging)) for s in (on, off)],
+            rotate=True,
         )
     finally:
         stopped = stop_engines(home)

@@ -203,10 +203,18 @@ def run_timed(
     return Sample(seconds, peak / 1024, code == 0, note)
 
 
-def alternate(rounds: int, contenders: Sequence[tuple[Series, Callable[[int], Sample]]]) -> None:
-    """Each round runs every contender once, in turn; progress goes to stderr."""
+def alternate(
+    rounds: int,
+    contenders: Sequence[tuple[Series, Callable[[int], Sample]]],
+    rotate: bool = False,
+) -> None:
+    """Each round runs every contender once, in turn; progress goes to stderr. `rotate`: each
+    round starts one contender later, so that none always runs right after the same one (a
+    side following another that left the machine busy, or idle, carries that every round).
+    Only for contenders that do not depend on each other's order."""
     for round_no in range(rounds):
-        for series, run in contenders:
+        shift = round_no % len(contenders) if rotate and contenders else 0
+        for series, run in [*contenders[shift:], *contenders[:shift]]:
             sample = run(round_no)
             series.samples.append(sample)
             status = "ok" if sample.ok else sample.note
