@@ -19,7 +19,7 @@ untimed warm-up rounds:
   seed with an aggregate of it (the sample's incremental `orders` on its first build);
 - `not_null`, `unique`: dbt's generic tests' queries over it;
 - `merge`: MERGE INTO it of 15 rows (an incremental run);
-- `drop`: DROP TABLE of both.
+- `drop`: DROP TABLE of the partitioned table (the seed's table is dropped after, untimed).
 
 Printed: each statement's median seconds per side and their ratio, and the rounds' totals
 (min / median). The tests' counts must agree between the sides (a difference exits 1).
@@ -75,7 +75,7 @@ STATEMENTS = (
 )
 
 
-# The statements whose rows are compared between the modes (the rest return none).
+# The statements whose rows are compared between the sides (the rest return none).
 QUERIES = ("not_null", "unique")
 
 
@@ -120,10 +120,7 @@ def main() -> None:
         "spark.sql.catalog.lhu.warehouse": str(warehouse),
         "spark.sql.catalog.lhu.cache-enabled": "false",
     }
-    builder = SparkSession.builder
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = SparkSession.builder.config(map=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     times: dict[str, dict[str, list[float]]] = {m: {n: [] for n, _ in STATEMENTS} for m in names}
     results: dict[str, list] = {m: [] for m in names}
