@@ -10,7 +10,7 @@ through the adapter's catalogs that a plain session may not (issue 62's design i
   each table it names again. Sides: one hadoop catalog with the cache (Iceberg's default)
   against the same warehouse through a second catalog without it.
 
-One process (harness.SHARED_SPARK_CONF, `local[2]`, an Iceberg hadoop catalog in a temporary
+One process (harness.raw_spark_conf on `local[2]`: an Iceberg hadoop catalog in a temporary
 folder); each round runs the statements below on each side, the order alternating, after
 untimed warm-up rounds:
 
@@ -38,14 +38,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import SHARED_SPARK_CONF, iceberg_jar  # noqa: E402
+from harness import raw_spark_conf  # noqa: E402
 
-# What each comparison sets per side: (side, catalog, plan-description mode). `lhu` is the same
-# warehouse as `lh` with Iceberg's table cache off, as every catalog the adapter mounts has it
-# (a run sees another process's commit at once): each statement loads its tables again.
+# What each comparison sets per side: (side, catalog, plan-description mode). `raw_uncached` is
+# the same warehouse as `raw` with Iceberg's table cache off, as every catalog the adapter
+# mounts has it (a run sees another process's commit at once): each statement loads its tables
+# again.
 COMPARISONS = {
-    "explain": (("formatted", "lh", "formatted"), ("simple", "lh", "simple")),
-    "cache": (("cached", "lh", "formatted"), ("uncached", "lhu", "formatted")),
+    "explain": (("formatted", "raw", "formatted"), ("simple", "raw", "simple")),
+    "cache": (("cached", "raw", "formatted"), ("uncached", "raw_uncached", "formatted")),
 }
 ROWS = ", ".join(
     f"({i}, {i % 4}, date'2026-0{1 + i % 3}-1{i % 9}', {i * 7 % 11})" for i in range(1, 16)
@@ -107,25 +108,19 @@ def main() -> None:
 
     warehouse = Path(tempfile.mkdtemp(prefix="tiny-statements-"))
     conf = {
-        **SHARED_SPARK_CONF,
+        **raw_spark_conf(warehouse),
         "spark.master": "local[2]",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.jars": iceberg_jar(),
-        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-        "spark.sql.catalog.lh": "org.apache.iceberg.spark.SparkCatalog",
-        "spark.sql.catalog.lh.type": "hadoop",
-        "spark.sql.catalog.lh.warehouse": str(warehouse),
-        "spark.sql.catalog.lhu": "org.apache.iceberg.spark.SparkCatalog",
-        "spark.sql.catalog.lhu.type": "hadoop",
-        "spark.sql.catalog.lhu.warehouse": str(warehouse),
-        "spark.sql.catalog.lhu.cache-enabled": "false",
+        "spark.sql.catalog.raw_uncached": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.raw_uncached.type": "hadoop",
+        "spark.sql.catalog.raw_uncached.warehouse": str(warehouse),
+        "spark.sql.catalog.raw_uncached.cache-enabled": "false",
     }
     spark = SparkSession.builder.config(map=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     times: dict[str, dict[str, list[float]]] = {m: {n: [] for n, _ in STATEMENTS} for m in names}
     results: dict[str, list] = {m: [] for m in names}
     try:
-        spark.sql("create namespace lh.b")
+        spark.sql("create namespace raw.b")
         for n in range(args.warmup):
             for side, catalog, mode in sides:
                 one_round(spark, catalog, mode, f"w{n}_{side}")
