@@ -37,6 +37,7 @@ from dbt.adapters.lakehouse.engine.masters import (
     master_addresses_of,
     start_timeout_message,
 )
+from dbt.adapters.lakehouse.engine.py4j_args import answer_without_imports
 from dbt.adapters.lakehouse.engine.session_catalogs import (
     initialize_s3a_credentials,
     load_catalogs_with_secrets,
@@ -123,6 +124,7 @@ class _Engine:
         if spec.is_connect:
             # No JVM here: the server's driver opens the catalog.
             return start_connect_session(spec)  # type: ignore[no-any-return]
+        answer_without_imports()
         java = java_executable()
         if java is None:
             raise EngineSetupError(
