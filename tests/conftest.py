@@ -71,6 +71,10 @@ JVM_TMP_ENV = "LAKEHOUSE_TEST_JVM_TMP"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "only_profile(name): run only on the named profile")
+    # No dbt the tests run, in their process or as a `dbt` process of its own, sends dbt's usage
+    # events: the tests reach no network but 127.0.0.1. The xdist workers and every child
+    # process inherit it.
+    os.environ.setdefault("DO_NOT_TRACK", "1")
     # Every JVM the tests start (workers', `dbt` processes', warm engines, servers, a cluster's)
     # keeps its temporary files (Spark's scratch and jar copies, Comet's 140 MB native library,
     # Connect's artifacts, HiveServer2's resources) in one folder of this run, deleted when the

@@ -285,7 +285,6 @@ def write_profile(project: Path, target: dict[str, Any], schema: str) -> None:
 
 def run_dbt(project: Path, log: Path, *args: str) -> int:
     env = {k: v for k, v in os.environ.items() if k != "LAKEHOUSE_ENGINE"}
-    env["DO_NOT_TRACK"] = "1"
     started = time.monotonic()
     with log.open("a") as out:
         out.write(f"\n$ dbt {' '.join(args)}\n")

@@ -175,7 +175,7 @@ def dbt(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
     return subprocess.run(
         [str(Path(sys.executable).parent / "dbt"), *args, "--profiles-dir", str(project)],
         cwd=str(project),
-        env={**child, "DO_NOT_TRACK": "1", **env},
+        env={**child, **env},
         capture_output=True,
         text=True,
         timeout=600,

@@ -43,7 +43,7 @@ def other_engine_home() -> Iterator[Path]:
 
 def environment(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "LAKEHOUSE_ENGINE"}
-    env.update(LAKEHOUSE_ENGINE_HOME=str(home), DO_NOT_TRACK="1", **extra)
+    env.update(LAKEHOUSE_ENGINE_HOME=str(home), **extra)
     return env
 
 
