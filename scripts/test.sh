@@ -34,11 +34,11 @@ fi
 # to the two workers in the order tests/conftest.py sorts them (slowest first), not by their
 # number of tests (xdist's default). The
 # embedded lakehouse: every feature, the community packages' own projects, catalogs.yml.
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --profile local
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --file-durations=15 --profile local
 # S3 (moto) + the Iceberg REST catalog (tests/functional/infra), each server started by the tests
 # on 127.0.0.1: what the storage and the catalog change (modules marked only_profile("local")
 # do not run here).
-"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --profile s3_rest
+"$VENV/bin/pytest" tests/functional -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 --file-durations=15 --profile s3_rest
 # The rest goes side by side, since the cluster's run keeps only about 1.3 of the 2 cores busy
 # (its driver, master, workers and executors mostly wait on one another): the cluster's subset
 # in the foreground, and beside it Spark Connect's subset, then the other lines' tests. Measured

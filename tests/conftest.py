@@ -42,7 +42,7 @@ import yaml
 from functional.infra.cluster import SparkCluster
 from functional.infra.servers import RestCatalog, S3Server
 
-pytest_plugins = ["dbt.tests.fixtures.project"]
+pytest_plugins = ["dbt.tests.fixtures.project", "functional.infra.file_durations"]
 
 PROFILES = ("local", "s3_rest", "cluster", "connect")
 NATIVE_ENV = "LAKEHOUSE_TEST_NATIVE"
