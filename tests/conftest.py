@@ -67,6 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 JVM_TMP_ENV = "LAKEHOUSE_TEST_JVM_TMP"
+CODEGEN = "spark.sql.codegen"
+# The profiles whose engines evaluate without generated code (pytest_configure).
+INTERPRETED_PROFILES = ("local", "s3_rest")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,7 +95,18 @@ def pytest_configure(config: pytest.Config) -> None:
         # `local` took 23:49 instead of 25:30; `connect` 230 CPU-s instead of 330-344, `cluster`
         # 285 instead of 449 (docs/tests.md).
         jit = "-XX:TieredStopAtLevel=1" if "TieredStopAtLevel" not in given else ""
-        os.environ["JDK_JAVA_OPTIONS"] = f"{given} {jit} -Djava.io.tmpdir={folder}".strip()
+        interpreted = ""
+        if config.getoption("--profile") in INTERPRETED_PROFILES and CODEGEN not in given:
+            # Spark's own test setting (SQLConf's internal factoryMode): expressions and plans
+            # evaluated as they are, no Java generated and compiled for each new query shape.
+            # Over a few rows that compiling costs more than it saves: dbt's utils, snapshot and
+            # basic suites took 193-205 CPU-s instead of 230-240 (docs/tests.md). A SparkConf
+            # reads `spark.*` system properties, so every engine of the run gets it, whatever
+            # profile its `dbt` process writes. `cluster` and `connect` keep Spark's default,
+            # generated code, as users' engines run.
+            interpreted = f"-D{CODEGEN}.wholeStage=false -D{CODEGEN}.factoryMode=NO_CODEGEN"
+        options = f"{given} {jit} {interpreted} -Djava.io.tmpdir={folder}"
+        os.environ["JDK_JAVA_OPTIONS"] = " ".join(options.split())
         config.stash[_JVM_TMP] = (folder, given)
 
 
