@@ -94,7 +94,14 @@ def pytest_configure(config: pytest.Config) -> None:
         # live seconds to minutes, in which C2's compiling costs more CPU than its code saves.
         # `local` took 23:49 instead of 25:30; `connect` 230 CPU-s instead of 330-344, `cluster`
         # 285 instead of 449 (docs/tests.md).
-        jit = "-XX:TieredStopAtLevel=1" if "TieredStopAtLevel" not in given else ""
+        # With C1 only the JVM takes the client's code cache, 48 MB instead of 240: a warm
+        # engine that serves a whole module's builds filled it ("Out of space in CodeCache for
+        # method handle intrinsic", a failed statement), so it gets the server's size back.
+        jit = ""
+        if "TieredStopAtLevel" not in given:
+            jit = "-XX:TieredStopAtLevel=1"
+            if "ReservedCodeCacheSize" not in given:
+                jit += " -XX:ReservedCodeCacheSize=240m"
         interpreted = ""
         if config.getoption("--profile") in INTERPRETED_PROFILES and CODEGEN not in given:
             # Spark's own test setting (SQLConf's internal factoryMode): expressions and plans

@@ -354,8 +354,10 @@ def builds(
 
 
 def describe(result: dict[str, Any]) -> str:
-    message = (result.get("message") or "").strip().splitlines()
-    return f"{result['unique_id']} [{result['status']}] {message[0] if message else ''}"
+    """A node's id, status and whole message (up to 3000 characters): CI keeps only what pytest
+    prints, not the build's log, and a Database Error's first line does not say what failed."""
+    message = (result.get("message") or "").strip()[:3000]
+    return f"{result['unique_id']} [{result['status']}] {message}"
 
 
 class TestCommunityPackages:
