@@ -31,7 +31,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "engine and catalogs": "engine/ embedded/ catalogs/",
         # What the adapter's methods and the materializations do, and the relations they name.
         "features": "iceberg/ audit/ changes/ time_travel/ maintenance/ delta_mirror/ models/"
-        " mv/ reuse/ report/ relation.py column.py",
+        " mv/ reuse/ report/ checkpoints/ relation.py column.py",
         # What a dbt command sets up from the profile: the profile resolved once, `dbt debug`,
         # the early engine start and the catalogs it mounts.
         "setup": "profile/resolved.py profile/debug.py profile/preflight command_setup.py"

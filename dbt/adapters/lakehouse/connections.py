@@ -19,6 +19,7 @@ from dbt.adapters.sql import SQLConnectionManager
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.audit import run as audit
+from dbt.adapters.lakehouse.checkpoints.registry import take_note
 from dbt.adapters.lakehouse.command_setup import set_up_command
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
@@ -277,6 +278,7 @@ class LakehouseConnectionManager(SQLConnectionManager):
         fields = response_fields(code, work, jobs, rows_given, message, native)
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
         fields.update(take_verdict(get_invocation_id(), handle.name))
+        fields.update(take_note(str(get_invocation_id()), handle.name))
         return LakehouseAdapterResponse(**fields)
 
     def node_costs(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
@@ -201,6 +202,12 @@ class LakehouseCursor:
 
     def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
         frame = prepared.take(self._spark, statement)
+        # The run's checkpointed views read as their checkpoints (checkpoints/); a frame
+        # analysed over the views themselves is then not the one to run.
+        reading = with_checkpoints(statement)
+        if reading is not statement:
+            logger.debug(f"{self._node}: reads this run's checkpoints of the views it names")
+            statement, frame = reading, None
         if frame is not None and not args and not any(statement_confs(statement)):
             logger.debug(f"{self._node}: runs the query its reuse decision analysed")
             return frame

@@ -29,6 +29,7 @@ from dbt.adapters.lakehouse.audit import adapter as audit
 from dbt.adapters.lakehouse.behavior_flags import behavior_of
 from dbt.adapters.lakehouse.catalogs import adapter as catalogs
 from dbt.adapters.lakehouse.catalogs.integrations import CATALOG_INTEGRATIONS
+from dbt.adapters.lakehouse.checkpoints.methods import CheckpointMethods
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.config import LakehouseConfig
 from dbt.adapters.lakehouse.connections import (
@@ -73,7 +74,12 @@ LIST_SCHEMAS_MACRO = "list_schemas"
 
 
 class LakehouseAdapter(
-    models.ModelMethods, MaterializedViewMethods, ReuseMethods, TestReuseMethods, SparkAdapter
+    models.ModelMethods,
+    MaterializedViewMethods,
+    ReuseMethods,
+    TestReuseMethods,
+    CheckpointMethods,
+    SparkAdapter,
 ):
     Relation = LakehouseRelation  # type: ignore[assignment]
     Column = LakehouseColumn  # type: ignore[assignment]

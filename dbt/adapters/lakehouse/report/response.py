@@ -48,6 +48,9 @@ class LakehouseAdapterResponse(AdapterResponse):
     # (reuse/): set only where reuse applies to the node.
     reused: bool | None = None
     reuse_reason: str | None = None
+    # A view checkpointed for the run's later statements (checkpoints/): {"temporary_view":
+    # its name, "scans": the relation scans its inlined plan held}.
+    checkpoint: dict[str, Any] | None = None
 
 
 # code -> which of inserted / updated / deleted rows it counts as affected

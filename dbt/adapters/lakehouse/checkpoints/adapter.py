@@ -1,0 +1,62 @@
+"""A built view's checkpoint: decided from its plan's size (plan.py), made as a temporary view
+over the view's query computed once, lazily, by its first reader (engine/runtime.py
+compute_once), and recorded for the run's later statements (registry.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.checkpoints import registry
+from dbt.adapters.lakehouse.checkpoints.plan import (
+    leaves,
+    normalized,
+    should_checkpoint,
+    temp_view_name,
+)
+from dbt.adapters.lakehouse.engine import runtime
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+logger = AdapterLogger("Lakehouse")
+
+
+def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -> None:
+    """Record the view built (or reused) as `relation` from `sql`, and what stands in for it in
+    the run's later statements: a checkpoint when its inlined plan is large or its `checkpoint`
+    config says so; else, when it reads checkpoints, a temporary view of its query over them
+    (a reader of the view itself would expand its stored query down to the tables).
+
+    The checkpoint's rows are the view's at the moment its first reader in this run computes
+    them: everything the view reads was built before it, so they are the rows that reader
+    would have read through the view."""
+    invocation = registry.current_invocation()
+    name = str(relation)
+    scanned = leaves(sql, registry.known_leaves(invocation))
+    checkpoint = should_checkpoint(scanned, model["config"].get("checkpoint"))
+    query = registry.with_checkpoints(sql, invocation)
+    if not checkpoint and query is sql:
+        registry.record_view(invocation, name, scanned)
+        return
+    temp = temp_view_name(name, invocation, "checkpoint" if checkpoint else "view")
+    with adapter._spark_session(f"stand in for view {name}") as spark:
+        spark.sql(query).createOrReplaceTempView(temp)
+        if checkpoint:
+            runtime.compute_once(spark, temp)
+    registry.record_stand_in(
+        invocation, name, temp, spark, Counter({normalized(name): 1}) if checkpoint else scanned
+    )
+    if not checkpoint:
+        logger.debug(f"{name}: this run's later statements read it as {temp}, over checkpoints")
+        return
+    view_scans = sum(scanned.values())
+    registry.record_note(
+        invocation, model["unique_id"], {"temporary_view": temp, "scans": view_scans}
+    )
+    logger.debug(
+        f"{name}: its inlined plan scans {view_scans} relations; this run's later statements"
+        f" read it as {temp}, computed once by the first of them"
+    )

@@ -1,0 +1,33 @@
+"""The adapter's methods for view checkpoints (impl.py mixes them in): `adapter.checkpoint_view`
+for the view materialization, and the release at the invocation's end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+
+from dbt.adapters.lakehouse.checkpoints import adapter as checkpoints
+from dbt.adapters.lakehouse.checkpoints import registry
+
+if TYPE_CHECKING:
+    from dbt.adapters.lakehouse.impl import LakehouseAdapter
+
+
+class CheckpointMethods(metaclass=AdapterMeta):
+    """Mixed into LakehouseAdapter; AdapterMeta collects the `available` methods of each base."""
+
+    @available
+    def checkpoint_view(self: LakehouseAdapter, relation: Any, sql: str, model: Any) -> str:
+        """After a view model is built or reused: checkpoint it for the run's later statements
+        when its inlined plan is large (checkpoints/adapter.py)."""
+        checkpoints.after_view(self, relation, sql, model)
+        return ""
+
+    def cleanup_connections(self) -> None:
+        """The invocation's end: its checkpoints are released before the connections go."""
+        try:
+            registry.release(registry.current_invocation())
+        finally:
+            super().cleanup_connections()  # type: ignore[misc]

@@ -1,0 +1,105 @@
+"""Stacked views checkpointed within a run (checkpoints/): the views whose inlined plans pass the
+threshold, or whose `checkpoint` config asks, are read through checkpoints by the run's later
+statements, and the views above them through their queries over the checkpoints; those
+statements see the rows the views hold, and the stand-ins go when the run ends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt
+from pyspark.errors import AnalysisException
+
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+
+SEED_CSV = "id,v\n1,10\n2,20\n3,30\n"
+LEVELS = 6
+# v1 is checkpointed by its config (2 scans), v5 is not by its config (16 scans), so v6 is, by
+# the threshold: its plan would scan 32 relations. v2 to v5 read v1's checkpoint.
+CONFIGS = {1: "{{ config(checkpoint=true) }}\n", 5: "{{ config(checkpoint=false) }}\n"}
+EXPECTED_CHECKPOINTS = {"v1": 2, "v6": 32}
+
+
+def _level(n: int) -> str:
+    below = f"v{n - 1}"
+    return (
+        CONFIGS.get(n, "")
+        + f"select id, v from {{{{ ref('{below}') }}}}\n"
+        + f"union all\nselect id, v + {n} as v from {{{{ ref('{below}') }}}}\n"
+    )
+
+
+def _expected_rows(level: int) -> tuple[int, int]:
+    rows = [v for _, v in (line.split(",") for line in SEED_CSV.split()[1:])]
+    values = [int(v) for v in rows]
+    for n in range(1, level + 1):
+        values = values + [v + n for v in values]
+    return len(values), sum(values)
+
+
+def _checkpoints(project_root: Path) -> dict[str, dict]:
+    """view -> its response's `checkpoint` field, from the last command's run_results.json."""
+    results = json.loads((project_root / "target" / "run_results.json").read_text())
+    return {
+        r["unique_id"].rsplit(".", 1)[-1]: r["adapter_response"]["checkpoint"]
+        for r in results["results"]
+        if (r.get("adapter_response") or {}).get("checkpoint")
+    }
+
+
+def _exists(view: str) -> bool:
+    try:
+        ENGINE.active.table(f"`{view}`")
+    except AnalysisException as exc:
+        assert "TABLE_OR_VIEW_NOT_FOUND" in str(exc), exc
+        return False
+    return True
+
+
+class TestViewCheckpoints:
+    @pytest.fixture(scope="class")
+    def seeds(self):
+        return {"base.csv": SEED_CSV}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        found = {"v0.sql": "select id, v from {{ ref('base') }}\n"}
+        found.update({f"v{n}.sql": _level(n) for n in range(1, LEVELS + 1)})
+        for table, level in (("t_total", LEVELS), ("t_mid", LEVELS - 1)):
+            found[f"{table}.sql"] = (
+                "{{ config(materialized='table') }}\n"
+                f"select count(*) as n, sum(v) as total from {{{{ ref('v{level}') }}}}\n"
+            )
+        found["schema.yml"] = (
+            f"models:\n  - name: v{LEVELS}\n    columns:\n      - name: id\n"
+            "        data_tests: [not_null]\n"
+        )
+        return found
+
+    def test_later_statements_read_checkpoints_with_the_views_rows(self, project, logs_dir):
+        results = run_dbt(["build"])
+        assert all(r.status in ("success", "pass") for r in results), results
+        made = _checkpoints(Path(project.project_root))
+        assert {view: c["scans"] for view, c in made.items()} == EXPECTED_CHECKPOINTS
+        log = (Path(logs_dir) / "dbt.log").read_text()
+        readers = ("model.test.t_total", "model.test.t_mid", f"test.test.not_null_v{LEVELS}_id")
+        for reader in readers:
+            assert any(
+                reader in line and "reads this run's checkpoints" in line
+                for line in log.splitlines()
+            ), f"{reader} did not read a checkpoint"
+        for table, level in (("t_total", LEVELS), ("t_mid", LEVELS - 1)):
+            relation = f"{project.database}.{project.test_schema}.{table}"
+            row = project.run_sql(f"select n, total from {relation}", fetch="one")
+            assert tuple(row) == _expected_rows(level), table
+        # Released at the run's end: the session (this process's) holds none of them.
+        assert not [c["temporary_view"] for c in made.values() if _exists(c["temporary_view"])]
+
+        # Rebuilt alone, no view built in the run, so none checkpointed: the same rows.
+        run_dbt(["run", "-s", "t_total", "--full-refresh"])
+        assert _checkpoints(Path(project.project_root)) == {}
+        total = f"{project.database}.{project.test_schema}.t_total"
+        row = project.run_sql(f"select n, total from {total}", fetch="one")
+        assert tuple(row) == _expected_rows(LEVELS)

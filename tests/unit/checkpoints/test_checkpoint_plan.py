@@ -1,0 +1,125 @@
+"""View checkpoints' pure rules: a view's inlined size from its compiled SQL, which statements
+may read checkpoints, the rewrite, and the per-invocation registry the cursor consults."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from dbt.adapters.lakehouse.checkpoints import registry
+from dbt.adapters.lakehouse.checkpoints.plan import (
+    CHECKPOINT_REPEATS,
+    CHECKPOINT_SCANS,
+    leaves,
+    reads_checkpoints,
+    rewrite,
+    should_checkpoint,
+    temp_view_name,
+)
+
+V1 = "`lakehouse`.`s`.`v1`"
+V2 = "`lakehouse`.`s`.`v2`"
+SEED = "`lakehouse`.`s`.`seed`"
+COMMENT = '/* {"app": "dbt", "node_id": "model.p.t"} */\n'
+
+
+def test_leaves_count_each_name_as_what_it_stands_for() -> None:
+    sql = f"select * from {V1} union all select * from {V1} r join {SEED} s on r.k = s.id"
+    assert leaves(sql, {}) == {V1: 2, SEED: 1}
+    assert leaves(sql, {V1: Counter({SEED: 4})}) == {SEED: 9}
+    # Spelled with other case and blanks around the dots, the same view.
+    assert leaves("select * from `LAKEHOUSE` . `s`.`V1`", {V1: Counter({SEED: 8})}) == {SEED: 8}
+    assert leaves("select 1", {}) == {}
+
+
+def test_longer_dotted_names_are_not_relations() -> None:
+    # A metadata table and a qualified column name the view's name only as a prefix.
+    sql = f"select * from {V1}.`snapshots` union all select {V1}.`a`.`b` from t"
+    assert leaves(sql, {V1: Counter({SEED: 8})}) == {}
+    assert rewrite(sql, {V1: "cp"}) is sql
+
+
+def test_a_stack_is_checkpointed_a_plan_naming_many_tables_is_not() -> None:
+    stacked = Counter({SEED: CHECKPOINT_SCANS})
+    assert should_checkpoint(stacked, None)
+    assert not should_checkpoint(Counter({SEED: CHECKPOINT_SCANS - 1}), None)
+    # Many relations, none of them scanned CHECKPOINT_REPEATS times: nothing is copied.
+    flat = Counter({f"t{n}": CHECKPOINT_REPEATS - 1 for n in range(CHECKPOINT_SCANS)})
+    assert not should_checkpoint(flat, None)
+    # The config decides alone.
+    assert should_checkpoint(Counter({SEED: 2}), True)
+    assert not should_checkpoint(Counter({SEED: 1024}), False)
+
+
+def test_temp_view_names_are_per_relation_and_run() -> None:
+    name = temp_view_name(V1, "inv-1")
+    assert name.startswith("lakehouse_checkpoint__v1__")
+    assert temp_view_name(V1, "inv-1", "view").startswith("lakehouse_view__v1__")
+    assert name == temp_view_name("`LAKEHOUSE`.`s` . `v1`", "inv-1")
+    assert name != temp_view_name(V1, "inv-2")
+    assert name != temp_view_name("`lakehouse`.`t`.`v1`", "inv-1")
+    odd = temp_view_name("`c`.`s`.`odd-name.x`", "i")
+    assert odd.startswith("lakehouse_checkpoint__odd_name_x__")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        f"select count(*) from {V1}",
+        f"{COMMENT}with a as (select * from {V1}) select * from a",
+        f"{COMMENT}create or replace table `lakehouse`.`s`.`t` using iceberg as select * from {V1}",
+        f"insert into `lakehouse`.`s`.`t` select * from {V1}",
+        f"merge into `lakehouse`.`s`.`t` using (select * from {V1}) src on true",
+        f"create or replace temporary view tmp as select * from {V1}",
+        f"-- lakehouse:conf spark.sql.ansi.enabled=true\nselect * from {V1}",
+    ],
+)
+def test_statements_that_read_checkpoints(statement: str) -> None:
+    assert reads_checkpoints(statement)
+    assert "`cp`" in rewrite(statement, {V1: "cp"})
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        f"{COMMENT}create or replace view {V2} as select * from {V1}",
+        f"create view if not exists {V2} as select * from {V1}",
+        f"alter view {V1} set tblproperties ('a' = 'b')",
+        f"drop view if exists {V1}",
+        f"describe table extended {V1}",
+        f"{COMMENT}show tblproperties {V1}",
+        f"comment on view {V1} is 'x'",
+    ],
+)
+def test_statements_that_keep_naming_the_view(statement: str) -> None:
+    assert not reads_checkpoints(statement)
+
+
+def test_rewrite_swaps_only_checkpointed_views() -> None:
+    sql = f"select * from {V1} a join {V2} b on a.id = b.id join `LAKEHOUSE`.`S`.`V1` c"
+    assert rewrite(sql, {V1: "cp1"}) == (
+        f"select * from `cp1` a join {V2} b on a.id = b.id join `cp1` c"
+    )
+
+
+def test_the_registry_per_invocation() -> None:
+    statement = f"select * from {V1} join {V2}"
+    registry.record_view("inv-a", V1, Counter({SEED: 4}))
+    try:
+        assert registry.known_leaves("inv-a") == {V1: {SEED: 4}}
+        assert registry.with_checkpoints(statement, "inv-a") is statement
+        registry.record_stand_in("inv-a", V2, "cp2", spark=None, scanned=Counter({V2: 1}))
+        registry.record_note("inv-a", "model.p.v2", {"temporary_view": "cp2", "scans": 32})
+        assert registry.known_leaves("inv-a") == {V1: {SEED: 4}, V2: {V2: 1}}
+        assert registry.with_checkpoints(statement, "inv-a") == f"select * from {V1} join `cp2`"
+        # Another invocation in the same process reads the views themselves.
+        assert registry.with_checkpoints(statement, "inv-b") is statement
+        assert registry.take_note("inv-a", "model.p.v2") == {
+            "checkpoint": {"temporary_view": "cp2", "scans": 32}
+        }
+        assert registry.take_note("inv-a", "model.p.v2") == {}
+    finally:
+        registry.release("inv-a")  # spark=None: the drop fails and is logged, not raised
+    assert registry.known_leaves("inv-a") == {}
+    assert registry.with_checkpoints(statement, "inv-a") is statement
