@@ -186,8 +186,10 @@ def _schema_yml() -> dict:
     return {"version": 2, "models": entries}
 
 
-def write(project: Path, depth: int = DEPTH) -> int:
-    """Write the project into `project` (emptied first); returns its number of models."""
+def write(project: Path, depth: int = DEPTH, checkpoints: bool = True) -> int:
+    """Write the project into `project` (emptied first); returns its number of models.
+    `checkpoints=False`: every model says `checkpoint: false` (docs/models.md#stacked-views;
+    dbt-duckdb ignores the config)."""
     shutil.rmtree(project, ignore_errors=True)
     (project / "seeds").mkdir(parents=True)
     (project / "models").mkdir()
@@ -205,6 +207,7 @@ def write(project: Path, depth: int = DEPTH) -> int:
         "models": {
             PROFILE: {
                 "+materialized": "view",
+                **({} if checkpoints else {"+checkpoint": False}),
                 **{name: {"+materialized": "table"} for name in FINALS},
             }
         },

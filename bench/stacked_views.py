@@ -182,6 +182,11 @@ def main() -> None:
         help="levels of the unrolled recursive chain (default %(default)s)",
     )
     parser.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="ours without view checkpoints (every model `checkpoint: false`)",
+    )
+    parser.add_argument(
         "--duckdb-venv",
         type=Path,
         help="venv holding (or to hold) dbt-duckdb (default: <work>/edit_loop/duckdb-venv, "
@@ -191,7 +196,7 @@ def main() -> None:
     work: Path = args.work / "stacked_views"
     (work / "logs").mkdir(parents=True, exist_ok=True)
     source = work / "source"
-    count = stacked_project.write(source, args.depth)
+    count = stacked_project.write(source, args.depth, checkpoints=not args.no_checkpoints)
     duck_dbt = duckdb_dbt(args.work / "edit_loop", args.duckdb_venv)
 
     base = {**os.environ, "DO_NOT_TRACK": "1"}
@@ -259,6 +264,7 @@ def main() -> None:
     title = (
         f"stacked views: {count} models, 28 seeds, 70 tests, recursive chain {args.depth} deep, "
         f"`dbt build --full-refresh` into an empty schema, {args.rounds} round(s)"
+        + (", ours without view checkpoints" if args.no_checkpoints else "")
     )
     print(f"\n# {title}")
     print("dbt-duckdb: " + (duck_dbt if duck_dbt == DBT else " ".join(DUCKDB_REQUIREMENTS)))

@@ -7,6 +7,7 @@ once, each with its own conf and schema; `serve stop` leaves no process and no p
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -56,7 +57,8 @@ SPARK_MODELS = {
 def _process_left_local() -> Iterator[None]:
     """A remote session marks the whole process as a Spark Connect client for good
     (pyspark sets SPARK_CONNECT_MODE_ENABLED), after which a local session cannot start in it:
-    the worker that ran this module goes on to run other modules in-process."""
+    the worker that ran this module goes on to run other modules in-process. And the test's
+    sessions are finalized before the next test starts (below)."""
     before = {name: os.environ.get(name) for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     yield
     for name, value in before.items():
@@ -64,6 +66,11 @@ def _process_left_local() -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+    # A stopped Connect session is cyclic garbage whose __del__ closes its client: collected
+    # inside a later gRPC call on this thread, that close waits for a reattach thread blocked on
+    # the lock the call holds, and the worker hangs for good (seen in test_connect_refuses_...,
+    # 2026-12-04). Collected here, between tests, it closes with no call in flight.
+    gc.collect()
 
 
 def _free_port() -> int:
