@@ -56,10 +56,10 @@ class LakehouseConfig(AdapterConfig):
         default, when unset). true: reused as its last build left it when nothing it reads
         moved and its definition is unchanged (reuse/, docs/reuse.md), also with hooks;
         false: always built. LAKEHOUSE_REUSE=on|off sets it for a whole run.
-    checkpoint: bool; `view` only. Whether the run's later statements read the view through a
-        checkpoint, its rows computed once (checkpoints/, docs/models.md#stacked-views).
-        Unset: when its inlined plan scans 16 relations or more, one of them 4 times or more;
-        true: always; false: never.
+    checkpoint: true, `auto` or false; `view` only. Whether the run's later statements read the
+        view through a checkpoint, its rows computed once (checkpoints/,
+        docs/models.md#stacked-views). `auto`: when its inlined plan scans 16 relations or more,
+        one of them 4 times or more; true: always; false or unset: never.
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
@@ -75,4 +75,4 @@ class LakehouseConfig(AdapterConfig):
     maintenance: dict[str, Any] | None = None
     mv_freshness: dict[str, Any] | None = None
     reuse: bool | None = None
-    checkpoint: bool | None = None
+    checkpoint: bool | str | None = None

@@ -40,15 +40,19 @@ def test_longer_dotted_names_are_not_relations() -> None:
     assert rewrite(sql, {V1: "cp"}) is sql
 
 
-def test_a_stack_is_checkpointed_a_plan_naming_many_tables_is_not() -> None:
+def test_auto_checkpoints_a_stack_not_a_plan_naming_many_tables() -> None:
     stacked = Counter({SEED: CHECKPOINT_SCANS})
-    assert should_checkpoint(stacked, None)
-    assert not should_checkpoint(Counter({SEED: CHECKPOINT_SCANS - 1}), None)
+    assert should_checkpoint(stacked, "auto")
+    assert should_checkpoint(stacked, "AUTO")
+    assert not should_checkpoint(Counter({SEED: CHECKPOINT_SCANS - 1}), "auto")
     # Many relations, none of them scanned CHECKPOINT_REPEATS times: nothing is copied.
     flat = Counter({f"t{n}": CHECKPOINT_REPEATS - 1 for n in range(CHECKPOINT_SCANS)})
-    assert not should_checkpoint(flat, None)
-    # The config decides alone.
+    assert not should_checkpoint(flat, "auto")
+
+
+def test_true_always_unset_and_false_never() -> None:
     assert should_checkpoint(Counter({SEED: 2}), True)
+    assert not should_checkpoint(Counter({SEED: 1024}), None)
     assert not should_checkpoint(Counter({SEED: 1024}), False)
 
 

@@ -54,10 +54,12 @@ def leaves(sql: str, known: Mapping[str, Leaves]) -> Leaves:
 
 
 def should_checkpoint(scanned: Leaves, setting: object) -> bool:
-    """The model's `checkpoint` config: true always, false never; unset, when its inlined plan
-    scans CHECKPOINT_SCANS relations or more, one of them CHECKPOINT_REPEATS times or more."""
-    if setting is not None:
-        return bool(setting)
+    """The model's `checkpoint` config: true always; `auto` when its inlined plan scans
+    CHECKPOINT_SCANS relations or more, one of them CHECKPOINT_REPEATS times or more; unset or
+    false never (opt-in while a warm engine keeps memory after runs that made checkpoints:
+    docs/models.md#stacked-views)."""
+    if str(setting).lower() != "auto":
+        return setting is True
     total = sum(scanned.values())
     return total >= CHECKPOINT_SCANS and max(scanned.values(), default=0) >= CHECKPOINT_REPEATS
 

@@ -14,11 +14,16 @@ from pyspark.errors import AnalysisException
 
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 
+# The statements' rewrite and the temporary views are the session's, whatever catalog holds the
+# views: `local` alone.
+pytestmark = pytest.mark.only_profile("local")
+
 SEED_CSV = "id,v\n1,10\n2,20\n3,30\n"
 LEVELS = 6
-# v1 is checkpointed by its config (2 scans), v5 is not by its config (16 scans), so v6 is, by
-# the threshold: its plan would scan 32 relations. v2 to v5 read v1's checkpoint.
-CONFIGS = {1: "{{ config(checkpoint=true) }}\n", 5: "{{ config(checkpoint=false) }}\n"}
+# v1 is checkpointed by its config (2 scans); v5 is not, its config unset (16 scans, enough for
+# `auto`); v6 is, by `auto`'s threshold: its plan would scan 32 relations. v2 to v5 read v1's
+# checkpoint.
+CONFIGS = {1: "{{ config(checkpoint=true) }}\n", 6: "{{ config(checkpoint='auto') }}\n"}
 EXPECTED_CHECKPOINTS = {"v1": 2, "v6": 32}
 
 
