@@ -14,6 +14,7 @@ from dbt.adapters.lakehouse.checkpoints.plan import (
     leaves,
     reads_checkpoints,
     rewrite,
+    setting_problem,
     should_checkpoint,
     temp_view_name,
 )
@@ -48,6 +49,14 @@ def test_auto_checkpoints_a_stack_not_a_plan_naming_many_tables() -> None:
     # Many relations, none of them scanned CHECKPOINT_REPEATS times: nothing is copied.
     flat = Counter({f"t{n}": CHECKPOINT_REPEATS - 1 for n in range(CHECKPOINT_SCANS)})
     assert not should_checkpoint(flat, "auto")
+
+
+@pytest.mark.parametrize("value", ["yes", "on", 1, "true"])
+def test_other_settings_are_refused_naming_the_fix(value: object) -> None:
+    problem = setting_problem(value)
+    assert problem is not None and "Fix: set `checkpoint: auto`" in problem
+    for valid in (None, True, False, "auto", "AUTO"):
+        assert setting_problem(valid) is None
 
 
 def test_true_always_unset_and_false_never() -> None:

@@ -8,11 +8,13 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.checkpoints import registry
 from dbt.adapters.lakehouse.checkpoints.plan import (
     leaves,
     normalized,
+    setting_problem,
     should_checkpoint,
     temp_view_name,
 )
@@ -26,17 +28,21 @@ logger = AdapterLogger("Lakehouse")
 
 def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -> None:
     """Record the view built (or reused) as `relation` from `sql`, and what stands in for it in
-    the run's later statements: a checkpoint when its inlined plan is large or its `checkpoint`
-    config says so; else, when it reads checkpoints, a temporary view of its query over them
-    (a reader of the view itself would expand its stored query down to the tables).
+    the run's later statements: a checkpoint when its `checkpoint` config says so (`auto`: when
+    its inlined plan is large); else, when it reads checkpoints, a temporary view of its query
+    over them (a reader of the view itself would expand its stored query down to the tables).
 
     The checkpoint's rows are the view's at the moment its first reader in this run computes
     them: everything the view reads was built before it, so they are the rows that reader
     would have read through the view."""
+    setting = model["config"].get("checkpoint")
+    problem = setting_problem(setting)
+    if problem is not None:
+        raise CompilationError(f"{model['unique_id']}: {problem}")
     invocation = registry.current_invocation()
     name = str(relation)
     scanned = leaves(sql, registry.known_leaves(invocation))
-    checkpoint = should_checkpoint(scanned, model["config"].get("checkpoint"))
+    checkpoint = should_checkpoint(scanned, setting)
     query = registry.with_checkpoints(sql, invocation)
     if not checkpoint and query is sql:
         registry.record_view(invocation, name, scanned)

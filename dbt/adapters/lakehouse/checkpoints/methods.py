@@ -21,7 +21,7 @@ class CheckpointMethods(metaclass=AdapterMeta):
     @available
     def checkpoint_view(self: LakehouseAdapter, relation: Any, sql: str, model: Any) -> str:
         """After a view model is built or reused: checkpoint it for the run's later statements
-        when its inlined plan is large (checkpoints/adapter.py)."""
+        when its `checkpoint` config says so (checkpoints/adapter.py)."""
         checkpoints.after_view(self, relation, sql, model)
         return ""
 

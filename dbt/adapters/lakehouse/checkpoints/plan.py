@@ -53,12 +53,23 @@ def leaves(sql: str, known: Mapping[str, Leaves]) -> Leaves:
     return found
 
 
+def setting_problem(setting: object) -> str | None:
+    """What is wrong with a `checkpoint` config value, naming the fix (None: nothing)."""
+    if setting is None or isinstance(setting, bool) or str(setting).lower() == "auto":
+        return None
+    return (
+        f"config `checkpoint: {setting!r}` is not one of true, false or 'auto'. Fix: set "
+        "`checkpoint: auto` (checkpoint the view when its inlined plan is large), true "
+        "(always) or false (never), or leave it unset (never)."
+    )
+
+
 def should_checkpoint(scanned: Leaves, setting: object) -> bool:
-    """The model's `checkpoint` config: true always; `auto` when its inlined plan scans
-    CHECKPOINT_SCANS relations or more, one of them CHECKPOINT_REPEATS times or more; unset or
-    false never (opt-in while a warm engine keeps memory after runs that made checkpoints:
-    docs/models.md#stacked-views)."""
-    if str(setting).lower() != "auto":
+    """The model's `checkpoint` config (valid: setting_problem): true always; `auto` when its
+    inlined plan scans CHECKPOINT_SCANS relations or more, one of them CHECKPOINT_REPEATS times
+    or more; unset or false never (opt-in while a warm engine keeps memory after runs that made
+    checkpoints: docs/models.md#stacked-views)."""
+    if setting is None or isinstance(setting, bool):
         return setting is True
     total = sum(scanned.values())
     return total >= CHECKPOINT_SCANS and max(scanned.values(), default=0) >= CHECKPOINT_REPEATS

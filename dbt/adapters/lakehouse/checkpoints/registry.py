@@ -80,12 +80,14 @@ def take_note(invocation_id: str, node: str) -> dict[str, Any]:
 def with_checkpoints(statement: str, invocation_id: str | None = None) -> str:
     """The statement reading the invocation's stand-ins instead of their views, where it may
     (plan.reads_checkpoints); the statement itself when nothing changes."""
-    if not _RUNS:  # the common case, no lock taken: nothing checkpointed in this process
+    if not _RUNS:  # no view built in a run of this process yet: no lock taken
         return statement
     with _LOCK:
         run = _RUNS.get(invocation_id or current_invocation())
-        stand_ins = dict(run.stand_ins) if run else {}
-    if not stand_ins or not reads_checkpoints(statement):
+        if run is None or not run.stand_ins:  # checkpoints are opt-in: the common case
+            return statement
+        stand_ins = dict(run.stand_ins)
+    if not reads_checkpoints(statement):
         return statement
     return rewrite(statement, stand_ins)
 

@@ -102,6 +102,13 @@ class TestViewCheckpoints:
         # Released at the run's end: the session (this process's) holds none of them.
         assert not [c["temporary_view"] for c in made.values() if _exists(c["temporary_view"])]
 
+        # A rerun: reuse keeps every view as it is, and a reused view is checkpointed as a built
+        # one is.
+        results = run_dbt(["build"])
+        assert all(r.status in ("success", "pass", "reused") for r in results), results
+        made = _checkpoints(Path(project.project_root))
+        assert {view: c["scans"] for view, c in made.items()} == EXPECTED_CHECKPOINTS
+
         # Rebuilt alone, no view built in the run, so none checkpointed: the same rows.
         run_dbt(["run", "-s", "t_total", "--full-refresh"])
         assert _checkpoints(Path(project.project_root)) == {}
