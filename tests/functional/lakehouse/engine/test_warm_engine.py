@@ -23,6 +23,7 @@ from functional.lakehouse.shared.warm import (
     dbt,
     dbt_started,
     engine_cli,
+    objects_held,
     output,
     statuses,
     write_project,
@@ -72,15 +73,16 @@ def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     engine_home: Path, tmp_path: Path
 ) -> None:
     """One engine's whole life, so that the suite starts three engines here rather than seven:
-    shared by later commands and by two processes at once, private, shown and stopped by the
-    CLI, and replaced by the next command when its JVM (under a running statement, whose
-    command fails in one line) or its supervisor is killed."""
+    shared by later commands and by two processes at once, holding nothing of a command that
+    ended, private, shown and stopped by the CLI, and replaced by the next command when its JVM
+    (under a running statement, whose command fails in one line) or its supervisor is killed."""
     home = engine_home
     folder, other = (project(tmp_path / name, {**MODELS, "slow.sql": SLOW_MODEL}) for name in "pq")
     assert dbt(folder, home, "run", "-s", "base").returncode == 0
     [first] = statuses(home)
     assert first["clients"] == [] and first["heap_max_bytes"] <= 1024 * 1048576
     assert first["rss_bytes"] > 0 and first["master"] == "local[2]"
+    held = objects_held(home)
     both = [dbt_started(each, home, "build", "--exclude", "slow") for each in (folder, other)]
     for process in both:
         text, _ = process.communicate(timeout=600)
@@ -89,6 +91,9 @@ def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     assert (again["pid"], again["jvm_pid"]) == (first["pid"], first["jvm_pid"])
     for each in (folder, other):
         assert "| 20 |" in doubled_ids(each, home)
+    # A command's exit leaves the engine nothing of it: its last DataFrames and its session
+    # would otherwise stay bound in py4j's gateway, plans and rows with them, build after build.
+    assert wait_until(lambda: objects_held(home) <= held, 10), (held, objects_held(home))
     assert_private_and_refuses_strangers(home)
     text = engine_cli(home, "status").stdout
     assert f"JVM {first['jvm_pid']}" in text and "heap" in text and "local[2]" in text

@@ -135,3 +135,27 @@ def write_project(folder: Path, models: dict[str, str], target: str) -> Path:
 
 def output(done: Any) -> str:
     return str(getattr(done, "stdout", "") or "") + str(getattr(done, "stderr", "") or "")
+
+
+def objects_held(home: Path) -> int:
+    """How many objects the home's one engine holds for py4j clients (the supervisor and any
+    command attached), read through its gateway with the owner's secret; this read's own two
+    handles are not counted, and are let go before it closes."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    from dbt.adapters.lakehouse.engine.warm.folder import engine_folders, read_private_json
+
+    [folder] = engine_folders(home)
+    state = read_private_json(folder / "state.json")
+    gateway = JavaGateway(
+        gateway_parameters=GatewayParameters(port=state["port"], auth_token=state["secret"])
+    )
+    try:
+        server_gateway = gateway.java_gateway_server.getGateway()
+        bindings = server_gateway.getBindings()
+        held = int(bindings.size()) - 2
+        gateway.detach(bindings)
+        gateway.detach(server_gateway)
+        return held
+    finally:
+        gateway.close()

@@ -58,3 +58,42 @@ def test_pyspark_gets_its_os_module_back_even_when_the_attach_fails(
     with pytest.raises(ConnectionRefusedError):
         attach_gateway(1, "x")
     assert java_gateway.os is os
+
+
+class RecordingClient:
+    """A pinned-thread py4j client's surface as the release reads it: where it connects, its
+    finalizer thread's queue, and the deletions it is told to send."""
+
+    def __init__(self, port: int) -> None:
+        from collections import deque
+
+        self.address, self.port = "127.0.0.1", port
+        self.finalizer_deque: Any = deque()
+        self.sent: list[tuple[str, bool]] = []
+
+    def garbage_collect_object(self, target_id: str, enqueue: bool = True) -> None:
+        self.sent.append((target_id, enqueue))
+
+
+def test_a_detach_sends_the_deletion_of_every_handle_it_still_holds_or_queued():
+    from py4j.finalizer import ThreadSafeFinalizer
+
+    from dbt.adapters.lakehouse.engine.warm.gateway import _release_java_objects
+
+    ours, other = RecordingClient(40001), RecordingClient(40002)
+    stop_signal = object()
+    ours.finalizer_deque.extend([(ours, "o7"), stop_signal, (other, "o9")])
+    keys = {"127.0.0.140001o1": None, "127.0.0.140001o2": None, "127.0.0.140002o3": None}
+    ThreadSafeFinalizer.finalizers.update(keys)
+    try:
+        _release_java_objects(type("Gateway", (), {"_gateway_client": ours})())
+        assert sorted(ours.sent) == [("o1", False), ("o2", False), ("o7", False)]
+        assert other.sent == []
+        # Another client's handle and queued deletion, and the worker's stop signal, stay.
+        assert "127.0.0.140002o3" in ThreadSafeFinalizer.finalizers
+        assert not any(key.startswith("127.0.0.140001") for key in ThreadSafeFinalizer.finalizers)
+        left = list(ours.finalizer_deque)
+        assert len(left) == 2 and stop_signal in left and (other, "o9") in left
+    finally:
+        for key in keys:
+            ThreadSafeFinalizer.finalizers.pop(key, None)

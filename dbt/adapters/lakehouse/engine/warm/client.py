@@ -36,7 +36,11 @@ from dbt.adapters.lakehouse.engine.warm.folder import (
     stop_engine,
     supervisor_alive,
 )
-from dbt.adapters.lakehouse.engine.warm.gateway import attach_gateway, context_conf
+from dbt.adapters.lakehouse.engine.warm.gateway import (
+    attach_gateway,
+    context_conf,
+    forget_context,
+)
 from dbt.adapters.lakehouse.engine.warm.identity import (
     engine_conf,
     engine_key,
@@ -94,7 +98,7 @@ class Attachment:
             _close_catalogs(self.spark, catalogs)
         except Exception:  # the engine may be gone; nothing of this session is left to close
             pass
-        _forget_context(self.spark, self.gateway)
+        forget_context(self.spark, self.gateway)
         self.control.close()  # the supervisor cancels this command's jobs, if any still run
 
 
@@ -272,7 +276,7 @@ def _open_session(
         _ping(state)
     except (Py4JError, OSError, KeyError) as exc:
         raise EngineGone(f"no answer to a ping: {exc}") from None
-    _forget_context(None, None)
+    forget_context(None, None)
     gateway = attach_gateway(state["port"], state["secret"])
     handler = signal.getsignal(signal.SIGINT)
     try:
@@ -288,7 +292,7 @@ def _open_session(
         for key, value in session_conf(spec):
             spark.conf.set(key, value)
     except (Py4JError, OSError) as exc:
-        _forget_context(None, gateway)
+        forget_context(None, gateway)
         raise EngineGone(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     finally:
         if threading.current_thread() is threading.main_thread():
@@ -318,32 +322,6 @@ def _close_catalogs(spark: Any, names: tuple[str, ...]) -> None:
             iceberg = field.get(iceberg)
         if closeable.isInstance(iceberg):
             iceberg.close()
-
-
-def _forget_context(spark: Any, gateway: Any) -> None:
-    """Drop PySpark's handles on the engine without stopping it (`stop()` would stop the
-    engine's SparkContext for every command attached)."""
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
-    context: Any = getattr(spark, "_sc", None) or SparkContext._active_spark_context
-    accumulators = getattr(context, "_accumulatorServer", None)
-    if accumulators is not None:
-        # Its shutdown waits out the server's 0.5 s poll; nothing waits on it at a command's
-        # end, so the wait runs in a daemon thread rather than on the way out.
-        threading.Thread(target=accumulators.shutdown, daemon=True).start()
-        context._accumulatorServer = None
-    if gateway is not None:
-        try:
-            gateway.close()
-        except Exception:
-            pass
-    with SparkContext._lock:
-        SparkContext._gateway = None
-        SparkContext._jvm = None
-        SparkContext._active_spark_context = None
-    SparkSession._instantiatedSession = None
-    SparkSession._activeSession = None
 
 
 def _still_running(pid: int, grace_seconds: float = 1.0) -> bool:

@@ -24,6 +24,7 @@ Requests on the control socket, one JSON line each: `attach` (kept open), `statu
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import selectors
@@ -205,6 +206,10 @@ class Supervisor:
                 self.root._jsparkSession.sharedState().cacheManager().clearCache()
             except Exception:
                 pass
+            # py4j handles a method was called on are in reference cycles (a JavaMember points
+            # back at its object): collected now, their deletions reach the JVM, which would
+            # otherwise hold two objects more for each command that ended.
+            gc.collect()
 
     def status(self) -> dict[str, Any]:
         jvm_pid = self.gateway.proc.pid
