@@ -186,9 +186,9 @@ def _schema_yml() -> dict:
     return {"version": 2, "models": entries}
 
 
-def write(project: Path, depth: int = DEPTH, checkpoints: bool = False) -> int:
+def write(project: Path, depth: int = DEPTH, checkpoints: bool = True) -> int:
     """Write the project into `project` (emptied first); returns its number of models.
-    `checkpoints=True`: every model says `checkpoint: auto` (docs/models.md#stacked-views;
+    `checkpoints=False`: every model says `checkpoint: false` (docs/models.md#stacked-views;
     dbt-duckdb ignores the config)."""
     shutil.rmtree(project, ignore_errors=True)
     (project / "seeds").mkdir(parents=True)
@@ -207,7 +207,7 @@ def write(project: Path, depth: int = DEPTH, checkpoints: bool = False) -> int:
         "models": {
             PROFILE: {
                 "+materialized": "view",
-                **({"+checkpoint": "auto"} if checkpoints else {}),
+                **({} if checkpoints else {"+checkpoint": False}),
                 **{name: {"+materialized": "table"} for name in FINALS},
             }
         },

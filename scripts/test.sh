@@ -55,19 +55,21 @@ beside_the_cluster() {
   # Spark Connect (docs/tests.md): each test process starts its own Connect server. The
   # adapter's own Connect tests (a seed, table, view and merge model built, rebuilt and
   # documented), cancelling, and one CDC merge, whose rows Connect computes once in another way
-  # (runtime.compute_once); every strategy's rows run on local, the killed merge on local and
-  # s3_rest (under Connect the server may finish a statement after its dbt process is killed).
+  # (runtime.compute_once), as are stacked views' checkpoints; every strategy's rows run on
+  # local, the killed merge on local and s3_rest (under Connect the server may finish a
+  # statement after its dbt process is killed).
   "$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
     --profile connect tests/functional/lakehouse/engine/test_connect.py \
     tests/functional/lakehouse/engine/test_cancel.py \
-    tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge
+    tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge \
+    tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
   # The other lines, Spark 3.5 with dbt-core 1.13 (the next dbt line, in beta;
   # docs/dbt-versions.md), in a second virtualenv (docs/engine-lines.md): the unit tests, then
   # a named subset of what differs by line: first run, rerun and full refresh leaving the same
   # rows (the refusals before writing are the adapter's own checks, run on the default line),
   # S3 through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), Spark
-  # Connect 3.5 (another server and another way of computing a merge's rows once), and the
-  # feature project under --warn-error (dbt 1.13's warnings).
+  # Connect 3.5 (another server and another way of computing rows once: a merge's, stacked
+  # views' checkpoints), and the feature project under --warn-error (dbt 1.13's warnings).
   "$OTHER/bin/pytest" tests/unit -q
   "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
     --profile s3_rest \
@@ -75,7 +77,8 @@ beside_the_cluster() {
     tests/functional/lakehouse/profile/test_s3_rest_landing.py \
     tests/functional/lakehouse/profile/test_s3_faults.py
   "$OTHER/bin/pytest" -q --durations=10 --profile connect \
-    tests/functional/lakehouse/engine/test_connect.py
+    tests/functional/lakehouse/engine/test_connect.py \
+    tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
   "$OTHER/bin/pytest" -q --profile local \
     tests/functional/lakehouse/engine/test_warm_rows.py::test_the_feature_project_builds_under_warn_error_on_this_dbt_line
 }

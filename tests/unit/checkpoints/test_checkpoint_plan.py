@@ -59,10 +59,11 @@ def test_other_settings_are_refused_naming_the_fix(value: object) -> None:
         assert setting_problem(valid) is None
 
 
-def test_true_always_unset_and_false_never() -> None:
+def test_true_always_false_never_unset_is_auto() -> None:
     assert should_checkpoint(Counter({SEED: 2}), True)
-    assert not should_checkpoint(Counter({SEED: 1024}), None)
     assert not should_checkpoint(Counter({SEED: 1024}), False)
+    assert should_checkpoint(Counter({SEED: CHECKPOINT_SCANS}), None)
+    assert not should_checkpoint(Counter({SEED: CHECKPOINT_SCANS - 1}), None)
 
 
 def test_temp_view_names_are_per_relation_and_run() -> None:

@@ -19,6 +19,7 @@ from dbt.adapters.lakehouse.checkpoints.plan import (
     temp_view_name,
 )
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.report.statements import StatementClock
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -48,10 +49,17 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         registry.record_view(invocation, name, scanned)
         return
     temp = temp_view_name(name, invocation, "checkpoint" if checkpoint else "view")
+    node = model["unique_id"]
     with adapter._spark_session(f"stand in for view {name}") as spark:
-        spark.sql(query).createOrReplaceTempView(temp)
+        # Timed as the node's statements, so its split shows this analysis and planning
+        # (report/statements.py) rather than leaving it in "dbt".
+        clock = StatementClock(spark, node, commits=False)
+        frame = spark.sql(query)
+        frame.createOrReplaceTempView(temp)
+        clock.ran(frame)
         if checkpoint:
-            runtime.compute_once(spark, temp)
+            clock = StatementClock(spark, node, commits=False)
+            clock.ran(runtime.compute_once(spark, temp))
     registry.record_stand_in(
         invocation, name, temp, spark, Counter({normalized(name): 1}) if checkpoint else scanned
     )
@@ -59,9 +67,7 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         logger.debug(f"{name}: this run's later statements read it as {temp}, over checkpoints")
         return
     view_scans = sum(scanned.values())
-    registry.record_note(
-        invocation, model["unique_id"], {"temporary_view": temp, "scans": view_scans}
-    )
+    registry.record_note(invocation, node, {"temporary_view": temp, "scans": view_scans})
     logger.debug(
         f"{name}: its inlined plan scans {view_scans} relations; this run's later statements"
         f" read it as {temp}, computed once by the first of them"

@@ -60,17 +60,16 @@ def setting_problem(setting: object) -> str | None:
     return (
         f"config `checkpoint: {setting!r}` is not one of true, false or 'auto'. Fix: set "
         "`checkpoint: auto` (checkpoint the view when its inlined plan is large), true "
-        "(always) or false (never), or leave it unset (never)."
+        "(always) or false (never), or leave it unset (auto)."
     )
 
 
 def should_checkpoint(scanned: Leaves, setting: object) -> bool:
-    """The model's `checkpoint` config (valid: setting_problem): true always; `auto` when its
-    inlined plan scans CHECKPOINT_SCANS relations or more, one of them CHECKPOINT_REPEATS times
-    or more; unset or false never (opt-in while a warm engine keeps memory after runs that made
-    checkpoints: docs/models.md#stacked-views)."""
-    if setting is None or isinstance(setting, bool):
-        return setting is True
+    """The model's `checkpoint` config (valid: setting_problem): true always, false never;
+    `auto`, the default, when its inlined plan scans CHECKPOINT_SCANS relations or more, one of
+    them CHECKPOINT_REPEATS times or more."""
+    if isinstance(setting, bool):
+        return setting
     total = sum(scanned.values())
     return total >= CHECKPOINT_SCANS and max(scanned.values(), default=0) >= CHECKPOINT_REPEATS
 

@@ -84,7 +84,7 @@ def with_checkpoints(statement: str, invocation_id: str | None = None) -> str:
         return statement
     with _LOCK:
         run = _RUNS.get(invocation_id or current_invocation())
-        if run is None or not run.stand_ins:  # checkpoints are opt-in: the common case
+        if run is None or not run.stand_ins:  # no view large enough: the common case
             return statement
         stand_ins = dict(run.stand_ins)
     if not reads_checkpoints(statement):

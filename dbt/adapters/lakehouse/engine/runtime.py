@@ -114,9 +114,10 @@ def stop_session(spark: Any) -> None:
     spark.stop()
 
 
-def compute_once(spark: Any, view_name: str) -> None:
+def compute_once(spark: Any, view_name: str) -> Any:
     """Point a temporary view at rows computed once, so every later statement reads those rows
-    instead of running its query again.
+    instead of running its query again. Returns the frame the rows are computed from: its
+    planning tracker has the optimization and planning the checkpoint did.
 
     In process: a local checkpoint, which also cuts the lineage. It is lazy: the first statement
     that reads the view (a merge's key check) computes and keeps the rows in its own job, rather
@@ -130,11 +131,12 @@ def compute_once(spark: Any, view_name: str) -> None:
 
     rows = spark.table(view_name)
     if is_connect(spark) and pyspark.__version__.startswith("3."):
-        rows = rows.persist()
-        rows.count()
+        computed = rows.persist()
+        computed.count()
     else:
-        rows = rows.localCheckpoint(eager=False)
-    rows.createOrReplaceTempView(view_name)
+        computed = rows.localCheckpoint(eager=False)
+    computed.createOrReplaceTempView(view_name)
+    return rows
 
 
 def dataframe_types() -> tuple[type, ...]:
