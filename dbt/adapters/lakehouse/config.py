@@ -58,8 +58,8 @@ class LakehouseConfig(AdapterConfig):
         false: always built. LAKEHOUSE_REUSE=on|off sets it for a whole run.
     checkpoint: true, `auto` or false; `view` only. Whether the run's later statements read the
         view through a checkpoint, its rows computed once (checkpoints/,
-        docs/models.md#stacked-views). `auto`: when its inlined plan scans 16 relations or more,
-        one of them 4 times or more; true: always; false or unset: never.
+        docs/models.md#stacked-views). `auto` (the default, when unset): when its inlined plan
+        scans 16 relations or more, one of them 4 times or more; true: always; false: never.
     """
 
     partition_by: list[Any] | str | dict[str, Any] | None = None
