@@ -124,22 +124,22 @@ def _release_java_objects(gateway: Any) -> None:
         held = [key for key in ThreadSafeFinalizer.finalizers if key.startswith(prefix)]
         for key in held:
             del ThreadSafeFinalizer.finalizers[key]
+    # A pinned-thread client queues deletions for a worker thread, which the gateway's close
+    # stops: its own are taken from the queue and every deletion is sent now.
+    queue = getattr(client, "finalizer_deque", None)
+    queued = [] if queue is None else _taken_from(queue, client)
     # ~1,200 handles after a 200-node build, each deletion one round trip: 20-110 ms in all.
-    pinned = getattr(client, "finalizer_deque", None) is not None
-    for target_id in [key[len(prefix) :] for key in held] + _queued_deletions(client):
-        if pinned:  # sent now, not queued for the worker the gateway's close stops
+    for target_id in [key[len(prefix) :] for key in held] + queued:
+        if queue is not None:
             client.garbage_collect_object(target_id, False)
         else:
             client.garbage_collect_object(target_id)
 
 
-def _queued_deletions(client: Any) -> list[str]:
-    """The deletions PySpark's finalizer thread has not sent yet (a pinned-thread client's
-    queue), taken from it."""
-    queue = getattr(client, "finalizer_deque", None)
+def _taken_from(queue: Any, client: Any) -> list[str]:
+    """The deletions the finalizer thread has not sent yet for `client`, taken from its queue
+    (anything else there, the worker's stop signal, is put back)."""
     taken: list[str] = []
-    if queue is None:
-        return taken
     others = []
     while queue:
         try:
