@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.checkpoints.catalog_views import create_over_stand_ins
 from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
@@ -150,9 +151,10 @@ class LakehouseCursor:
         target = commit_target(statement)
         # Timed for the node's wall-time split (report/statements.py); its rows' fetch too.
         self._clock = StatementClock(self._spark, self._node, target is not None)
+        self._analysed: DataFrame | None = None
         if target is None:
             self._df = self._run_with_commit_retries(statement, args)
-            self._clock.ran(self._df)
+            self._clock.ran(self._df if self._analysed is None else self._analysed)
             return
         with commit_lineage(self._spark, self._node, self._tags) as properties:
             self._df = self._run_with_commit_retries(statement, args)
@@ -201,6 +203,11 @@ class LakehouseCursor:
                 self._sleep(delay)
 
     def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
+        if not args and not runtime.is_connect(self._spark) and not any(statement_confs(statement)):
+            created = create_over_stand_ins(self._spark, statement, with_checkpoints)
+            if created is not None:  # its query's analysis is the statement's planning
+                self._analysed, result = created
+                return result
         frame = prepared.take(self._spark, statement)
         # The run's checkpointed views read as their checkpoints (checkpoints/); a frame
         # analysed over the views themselves is then not the one to run.

@@ -11,6 +11,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.checkpoints import registry
+from dbt.adapters.lakehouse.checkpoints.catalog_views import as_stored
 from dbt.adapters.lakehouse.checkpoints.plan import (
     leaves,
     normalized,
@@ -19,6 +20,7 @@ from dbt.adapters.lakehouse.checkpoints.plan import (
     temp_view_name,
 )
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.report.statements import StatementClock
 
 if TYPE_CHECKING:
@@ -55,6 +57,8 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         # (report/statements.py) rather than leaving it in "dbt".
         clock = StatementClock(spark, node, commits=False)
         frame = spark.sql(query)
+        if not runtime.is_connect(spark):  # read with the columns the view stored
+            frame = as_stored(spark, frame, TableName.of(relation))
         frame.createOrReplaceTempView(temp)
         clock.ran(frame)
         if checkpoint:

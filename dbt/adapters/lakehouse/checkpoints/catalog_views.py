@@ -1,0 +1,243 @@
+"""A view whose query reads this run's stand-ins, created through its Iceberg catalog.
+
+`CREATE VIEW` makes Spark analyse the view's query down to its tables: every view below it is
+loaded, parsed and inlined again, which on a stack of views that each read the level below twice
+is 2^depth copies (bench/RESULTS.md: stacked views, a ninth level's statement planned for 6 s
+with nothing to run). The stored view needs only its text, the catalog and namespace it
+resolves in, its schema and its columns' names and comments. The schema is the query's, which
+the run's stand-ins (checkpoints, and views over them) give after an analysis as small as the
+query itself: each stand-in carries the columns its view stored (`as_stored`).
+
+So the statement is parsed by Spark's own parser (the view's text exactly as `CREATE VIEW`
+stores it, its column list, comment and properties), its query analysed over the stand-ins, and
+the view written with the catalog's `replaceView`, with what Iceberg's `CREATE VIEW` adds: the
+comment and the engine versions as properties, the column comments as the schema's. Anything
+this does not cover runs as the statement itself: another catalog, `CREATE VIEW` without
+`OR REPLACE`, a name that is not catalog.namespace.view, a query that names the view itself or
+reads no stand-in, duplicate or miscounted columns, a temporary view or function of the user's
+in the session (Spark refuses a stored view over them; the statement says so).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.lakehouse.checkpoints.plan import RELATION_NAME, normalized
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+
+logger = AdapterLogger("Lakehouse")
+
+ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
+# The stand-ins' names (plan.temp_view_name): the only temporary views a stored view's query
+# may be analysed over here.
+STAND_IN_PREFIX = "lakehouse_"
+# Iceberg's CREATE VIEW records the engine that wrote it (ViewCatalog.PROP_*).
+_ENGINE_VERSION_KEYS = ("create_engine_version", "engine_version")
+
+
+def create_over_stand_ins(spark: Any, statement: str, rewrite: Callable[[str], str]) -> Any | None:
+    """Run `statement` when it creates a view whose query `rewrite` points at stand-ins: the
+    frame of that query analysed (its planning tracker is the statement's); None: not such a
+    statement, or the catalog refused, so run it as it is (and let Spark say why)."""
+    if not CREATE_VIEW.match(statement):
+        return None
+    try:
+        return _create(spark, statement, rewrite)
+    except Exception as exc:  # the statement itself runs, and fails with Spark's own words
+        logger.debug(f"view not created through its catalog, the statement runs: {exc}")
+        return None
+
+
+def _create(spark: Any, statement: str, rewrite: Callable[[str], str]) -> tuple[Any, Any] | None:
+    parsed = _parsed_view(spark, statement)
+    if parsed is None:
+        return None
+    target = TableName(*parsed.parts)
+    text = parsed.text
+    query = rewrite(text)
+    if query is text or names_itself(text, target):
+        return None
+    jspark = spark._jsparkSession
+    manager = jspark.sessionState().catalogManager()
+    catalog = manager.catalog(target.catalog)
+    if catalog.getClass().getName() != ICEBERG_CATALOG or _user_temporaries(jspark):
+        return None
+    frame = spark.sql(query)
+    names = list(frame.columns)
+    aliases = parsed.aliases
+    if duplicated_columns(spark, names) or (aliases and len(aliases) != len(names)):
+        return None
+    viewed = frame
+    if aliases:  # Iceberg's CREATE VIEW aliases each column, a comment as its metadata
+        viewed = frame.select(
+            *[
+                _aliased(frame[name], alias, note)
+                for name, alias, note in zip(names, aliases, parsed.comments, strict=True)
+            ]
+        )
+    stored = dict(parsed.properties)
+    if parsed.comment is not None:
+        stored["comment"] = parsed.comment
+    version = f"Spark {spark.version}"
+    stored.update({key: version for key in _ENGINE_VERSION_KEYS})
+    current = str(manager.currentCatalog().name())
+    gateway = spark.sparkContext._gateway
+    catalog.replaceView(
+        _identifier(gateway, target),
+        text,
+        None if current == target.catalog else current,
+        _strings(gateway, [str(p) for p in manager.currentNamespace()]),
+        viewed._jdf.schema(),
+        _strings(gateway, names),
+        _strings(gateway, aliases),
+        _strings(gateway, parsed.comments),
+        _java_map(gateway.jvm, stored),
+    )
+    logger.debug(f"view {target}: created through its catalog, over this run's stand-ins")
+    from pyspark.sql.types import StructType
+
+    return frame, spark.createDataFrame([], StructType([]))
+
+
+def as_stored(spark: Any, frame: Any, view: TableName) -> Any:
+    """`frame` (a view's query) with the columns the view stored: their names, comments and
+    types as a reader of the view sees them (Iceberg inlines a view as its query under these
+    columns), so a stand-in and the view read alike, down to a column's comment."""
+    try:
+        return _as_stored(spark, frame, view)
+    except Exception as exc:  # the view's query as it is: what differs is at most a comment
+        logger.debug(f"stand-in for {view} keeps its query's columns: {exc}")
+        return frame
+
+
+def _as_stored(spark: Any, frame: Any, view: TableName) -> Any:
+    jspark = spark._jsparkSession
+    catalog = jspark.sessionState().catalogManager().catalog(view.catalog)
+    if catalog.getClass().getName() != ICEBERG_CATALOG:
+        return frame
+    schema = catalog.loadView(_identifier(spark.sparkContext._gateway, view)).schema()
+    from pyspark.sql.types import StructType
+
+    fields = StructType.fromJson(json.loads(schema.json())).fields
+    query_fields = frame.schema.fields
+    if len(fields) != len(query_fields):
+        return frame
+    columns = []
+    for query_field, field in zip(query_fields, fields, strict=True):
+        column = frame[query_field.name]
+        if query_field.dataType != field.dataType:
+            column = column.cast(field.dataType)
+        columns.append(column.alias(field.name, metadata=field.metadata))
+    return frame.select(*columns)
+
+
+@dataclass(frozen=True)
+class _ViewStatement:
+    """What a `CREATE OR REPLACE VIEW` statement says, as Spark's parser read it."""
+
+    parts: list[str]
+    text: str  # the query's text, as the view stores it
+    aliases: list[str]
+    comments: list[str | None]
+    comment: str | None
+    properties: dict[str, str]
+
+
+def _parsed_view(spark: Any, statement: str) -> _ViewStatement | None:
+    """A `CREATE OR REPLACE VIEW catalog.namespace.view` statement as Spark's parser reads it:
+    Spark's `CreateView`, or Iceberg's `CreateIcebergView` where Iceberg's parser has already
+    resolved the view's catalog; None: another statement."""
+    plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(statement)
+    kind = plan.getClass().getSimpleName()
+    if kind not in ("CreateView", "CreateIcebergView") or not plan.replace():
+        return None
+    if plan.allowExisting():
+        return None
+    properties = {str(p._1()): str(p._2()) for p in _scala_items(plan.properties().toList())}
+    if kind == "CreateView":
+        if plan.originalText().isEmpty():
+            return None
+        parts = [str(p) for p in _scala_items(plan.child().nameParts())]
+        columns = _scala_items(plan.userSpecifiedColumns())
+        aliases = [str(c._1()) for c in columns]
+        comments = [_option(c._2()) for c in columns]
+        text = str(plan.originalText().get())
+    else:
+        resolved = plan.child()
+        ident = resolved.identifier()
+        parts = [str(resolved.catalog().name()), *[str(n) for n in ident.namespace()]]
+        parts.append(str(ident.name()))
+        aliases = [str(a) for a in _scala_items(plan.columnAliases())]
+        comments = [_option(c) for c in _scala_items(plan.columnComments())]
+        text = str(plan.queryText())
+    if len(parts) != 3:
+        return None
+    return _ViewStatement(parts, text, aliases, comments, _option(plan.comment()), properties)
+
+
+# What may be such a statement, before Spark's parser says (leading comments allowed).
+CREATE_VIEW = re.compile(
+    r"^(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|$))*\s*create\s+or\s+replace\s+view\b", re.I | re.S
+)
+
+
+def names_itself(text: str, target: TableName) -> bool:
+    own = normalized(target.sql_name)
+    return any(normalized(m.group(0)) == own for m in RELATION_NAME.finditer(text))
+
+
+def _user_temporaries(jspark: Any) -> bool:
+    """Whether the session holds a temporary view that is not a stand-in, or a temporary
+    function: a stored view may name neither, which only the statement's analysis checks."""
+    catalog = jspark.sessionState().catalog()
+    views = _scala_items(catalog.listLocalTempViews("*"))
+    if any(not str(v.table()).startswith(STAND_IN_PREFIX) for v in views):
+        return True
+    return len(_scala_items(catalog.listTemporaryFunctions())) > 0
+
+
+def duplicated_columns(spark: Any, names: Sequence[str]) -> bool:
+    sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    keys = [n if sensitive else n.lower() for n in names]
+    return len(set(keys)) != len(keys)
+
+
+def _aliased(column: Any, alias: str, comment: str | None) -> Any:
+    # Iceberg's CREATE VIEW: a commented column's metadata is its comment alone; another
+    # keeps its query column's.
+    if comment is None:
+        return column.alias(alias)
+    return column.alias(alias, metadata={"comment": comment})
+
+
+def _option(value: Any) -> str | None:
+    return None if value.isEmpty() else str(value.get())
+
+
+def _scala_items(seq: Any) -> list[Any]:
+    return [seq.apply(i) for i in range(seq.size())]
+
+
+def _identifier(gateway: Any, name: TableName) -> Any:
+    identifier = gateway.jvm.org.apache.spark.sql.connector.catalog.Identifier
+    return identifier.of(_strings(gateway, [name.namespace]), name.name)
+
+
+def _strings(gateway: Any, values: Sequence[str | None]) -> Any:
+    array = gateway.new_array(gateway.jvm.java.lang.String, len(values))
+    for i, value in enumerate(values):
+        array[i] = value
+    return array
+
+
+def _java_map(jvm: Any, values: dict[str, str]) -> Any:
+    out = jvm.java.util.HashMap()
+    for key, value in values.items():
+        out.put(key, value)
+    return out
