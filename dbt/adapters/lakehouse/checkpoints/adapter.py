@@ -63,7 +63,11 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         clock.ran(frame)
         if checkpoint:
             clock = StatementClock(spark, node, commits=False)
-            clock.ran(runtime.compute_once(spark, temp))
+            # A view that unions many scans has a partition per scan (2^depth on a doubling
+            # stack: the ninth level's reader ran 512 one-row tasks); kept in as many as a
+            # shuffle would make, its readers run that many.
+            partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+            clock.ran(runtime.compute_once(spark, temp, partitions))
     registry.record_stand_in(
         invocation, name, temp, spark, Counter({normalized(name): 1}) if checkpoint else scanned
     )

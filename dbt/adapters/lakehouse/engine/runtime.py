@@ -114,7 +114,7 @@ def stop_session(spark: Any) -> None:
     spark.stop()
 
 
-def compute_once(spark: Any, view_name: str) -> Any:
+def compute_once(spark: Any, view_name: str, at_most_partitions: int | None = None) -> Any:
     """Point a temporary view at rows computed once, so every later statement reads those rows
     instead of running its query again. Returns the frame the rows are computed from: its
     planning tracker has the optimization and planning the checkpoint did.
@@ -126,15 +126,19 @@ def compute_once(spark: Any, view_name: str) -> Any:
     are persisted on the server and the view re-registered over the persisted plan, computed
     eagerly by a count. (On Connect 4.1 that persisted plan cannot be planned: a view made from a
     plan keeps its Iceberg tables as `TableReference`s, which a later merge fails on.)
+
+    `at_most_partitions`: the rows kept in no more partitions than that (merged without a
+    shuffle), so a reader does not run a task per partition of a plan that unions many scans.
     """
     import pyspark
 
     rows = spark.table(view_name)
+    kept = rows if at_most_partitions is None else rows.coalesce(at_most_partitions)
     if is_connect(spark) and pyspark.__version__.startswith("3."):
-        computed = rows.persist()
+        computed = kept.persist()
         computed.count()
     else:
-        computed = rows.localCheckpoint(eager=False)
+        computed = kept.localCheckpoint(eager=False)
     computed.createOrReplaceTempView(view_name)
     return rows
 

@@ -12,7 +12,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
-from dbt.adapters.lakehouse.engine.runtime import is_connect
+from dbt.adapters.lakehouse.engine.runtime import compute_once, is_connect
 
 # The statements' rewrite and the temporary views are the session's, whatever catalog holds the
 # views: `local`, and `connect`, where the checkpoint is the server's (Spark 3.5's Connect has
@@ -119,3 +119,20 @@ class TestViewCheckpoints:
         total = f"{project.database}.{project.test_schema}.t_total"
         row = project.run_sql(f"select n, total from {total}", fetch="one")
         assert tuple(row) == _expected_rows(LEVELS)
+
+    def test_a_checkpoint_keeps_its_rows_in_at_most_the_partitions_asked(self, project):
+        """A view unioning many scans has a partition per scan; its checkpoint keeps the same
+        rows in no more partitions than asked (a shuffle's count, checkpoints/adapter.py)."""
+        spark = ENGINE.active
+        if is_connect(spark):
+            pytest.skip("the partitions of a Connect DataFrame are the server's")
+        parts = " union all ".join(f"select {n} as id from range(1)" for n in range(24))
+        spark.sql(parts).createOrReplaceTempView("lakehouse_partitions_probe")
+        try:
+            assert spark.table("lakehouse_partitions_probe").rdd.getNumPartitions() >= 24
+            compute_once(spark, "lakehouse_partitions_probe", 4)
+            kept = spark.table("lakehouse_partitions_probe")
+            assert kept.rdd.getNumPartitions() == 4
+            assert sorted(r.id for r in kept.collect()) == list(range(24))
+        finally:
+            spark.catalog.dropTempView("lakehouse_partitions_probe")
