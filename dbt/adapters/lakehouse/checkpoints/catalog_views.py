@@ -14,8 +14,8 @@ the view written with the catalog's `replaceView`, with what Iceberg's `CREATE V
 comment and the engine versions as properties, the column comments as the schema's. Anything
 this does not cover runs as the statement itself: another catalog, `CREATE VIEW` without
 `OR REPLACE`, a name that is not catalog.namespace.view, a query that names the view itself or
-reads no stand-in, duplicate or miscounted columns, a temporary view or function of the user's
-in the session (Spark refuses a stored view over them; the statement says so).
+reads no stand-in, duplicate or miscounted columns, a query naming a temporary view or function
+(Iceberg's parser refuses it; the statement says so).
 """
 
 from __future__ import annotations
@@ -34,9 +34,6 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 logger = AdapterLogger("Lakehouse")
 
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
-# The stand-ins' names (plan.temp_view_name): the only temporary views a stored view's query
-# may be analysed over here.
-STAND_IN_PREFIX = "lakehouse_"
 # Iceberg's CREATE VIEW records the engine that wrote it (ViewCatalog.PROP_*).
 _ENGINE_VERSION_KEYS = ("create_engine_version", "engine_version")
 
@@ -66,7 +63,7 @@ def _create(spark: Any, statement: str, rewrite: Callable[[str], str]) -> tuple[
     jspark = spark._jsparkSession
     manager = jspark.sessionState().catalogManager()
     catalog = manager.catalog(target.catalog)
-    if catalog.getClass().getName() != ICEBERG_CATALOG or _user_temporaries(jspark):
+    if catalog.getClass().getName() != ICEBERG_CATALOG:
         return None
     frame = spark.sql(query)
     names = list(frame.columns)
@@ -150,35 +147,32 @@ class _ViewStatement:
 
 
 def _parsed_view(spark: Any, statement: str) -> _ViewStatement | None:
-    """A `CREATE OR REPLACE VIEW catalog.namespace.view` statement as Spark's parser reads it:
-    Spark's `CreateView`, or Iceberg's `CreateIcebergView` where Iceberg's parser has already
-    resolved the view's catalog; None: another statement."""
-    plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(statement)
-    kind = plan.getClass().getSimpleName()
-    if kind not in ("CreateView", "CreateIcebergView") or not plan.replace():
+    """A `CREATE OR REPLACE VIEW catalog.namespace.view` statement as Spark's parser reads it
+    with Iceberg's extensions: `CreateIcebergView` when the view's catalog is an Iceberg view
+    catalog, which Iceberg's parser resolves and checks (a temporary view or function named in
+    the query is refused there, as for the statement); None: another statement."""
+    jspark = spark._jsparkSession
+    # The parser checks temporary objects against the thread's active session: this one, as
+    # when the statement runs.
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jspark)
+    plan = jspark.sessionState().sqlParser().parsePlan(statement)
+    if plan.getClass().getSimpleName() != "CreateIcebergView" or not plan.replace():
         return None
     if plan.allowExisting():
         return None
-    properties = {str(p._1()): str(p._2()) for p in _scala_items(plan.properties().toList())}
-    if kind == "CreateView":
-        if plan.originalText().isEmpty():
-            return None
-        parts = [str(p) for p in _scala_items(plan.child().nameParts())]
-        columns = _scala_items(plan.userSpecifiedColumns())
-        aliases = [str(c._1()) for c in columns]
-        comments = [_option(c._2()) for c in columns]
-        text = str(plan.originalText().get())
-    else:
-        resolved = plan.child()
-        ident = resolved.identifier()
-        parts = [str(resolved.catalog().name()), *[str(n) for n in ident.namespace()]]
-        parts.append(str(ident.name()))
-        aliases = [str(a) for a in _scala_items(plan.columnAliases())]
-        comments = [_option(c) for c in _scala_items(plan.columnComments())]
-        text = str(plan.queryText())
-    if len(parts) != 3:
+    resolved = plan.child()
+    ident = resolved.identifier()
+    parts = [str(resolved.catalog().name()), *[str(n) for n in ident.namespace()]]
+    if len(parts) != 2:
         return None
-    return _ViewStatement(parts, text, aliases, comments, _option(plan.comment()), properties)
+    return _ViewStatement(
+        [*parts, str(ident.name())],
+        str(plan.queryText()),
+        [str(a) for a in _scala_items(plan.columnAliases())],
+        [_option(c) for c in _scala_items(plan.columnComments())],
+        _option(plan.comment()),
+        {str(p._1()): str(p._2()) for p in _scala_items(plan.properties().toList())},
+    )
 
 
 # What may be such a statement, before Spark's parser says (leading comments allowed).
@@ -190,16 +184,6 @@ CREATE_VIEW = re.compile(
 def names_itself(text: str, target: TableName) -> bool:
     own = normalized(target.sql_name)
     return any(normalized(m.group(0)) == own for m in RELATION_NAME.finditer(text))
-
-
-def _user_temporaries(jspark: Any) -> bool:
-    """Whether the session holds a temporary view that is not a stand-in, or a temporary
-    function: a stored view may name neither, which only the statement's analysis checks."""
-    catalog = jspark.sessionState().catalog()
-    views = _scala_items(catalog.listLocalTempViews("*"))
-    if any(not str(v.table()).startswith(STAND_IN_PREFIX) for v in views):
-        return True
-    return len(_scala_items(catalog.listTemporaryFunctions())) > 0
 
 
 def duplicated_columns(spark: Any, names: Sequence[str]) -> bool:
