@@ -29,6 +29,7 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.checkpoints.plan import RELATION_NAME, normalized
+from dbt.adapters.lakehouse.engine.runtime import make_active, scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 
 logger = AdapterLogger("Lakehouse")
@@ -154,7 +155,7 @@ def _parsed_view(spark: Any, statement: str) -> _ViewStatement | None:
     jspark = spark._jsparkSession
     # The parser checks temporary objects against the thread's active session: this one, as
     # when the statement runs.
-    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(jspark)
+    make_active(spark)
     plan = jspark.sessionState().sqlParser().parsePlan(statement)
     if plan.getClass().getSimpleName() != "CreateIcebergView" or not plan.replace():
         return None
@@ -168,10 +169,10 @@ def _parsed_view(spark: Any, statement: str) -> _ViewStatement | None:
     return _ViewStatement(
         [*parts, str(ident.name())],
         str(plan.queryText()),
-        [str(a) for a in _scala_items(plan.columnAliases())],
-        [_option(c) for c in _scala_items(plan.columnComments())],
+        [str(a) for a in scala_items(plan.columnAliases())],
+        [_option(c) for c in scala_items(plan.columnComments())],
         _option(plan.comment()),
-        {str(p._1()): str(p._2()) for p in _scala_items(plan.properties().toList())},
+        {str(p._1()): str(p._2()) for p in scala_items(plan.properties().toList())},
     )
 
 
@@ -202,10 +203,6 @@ def _aliased(column: Any, alias: str, comment: str | None) -> Any:
 
 def _option(value: Any) -> str | None:
     return None if value.isEmpty() else str(value.get())
-
-
-def _scala_items(seq: Any) -> list[Any]:
-    return [seq.apply(i) for i in range(seq.size())]
 
 
 def _identifier(gateway: Any, name: TableName) -> Any:

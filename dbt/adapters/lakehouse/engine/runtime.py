@@ -83,7 +83,18 @@ def tag_thread(spark: Any, group: str, description: str = DEFAULT_JOB_DESCRIPTIO
             # if the command dies, and this session as the thread's active one, which Iceberg's
             # catalogs read outside a statement (the JVM's default session is the engine's).
             spark.sparkContext.addJobTag(tag)
-            _session_class(spark).setActiveSession(spark._jsparkSession)
+            make_active(spark)
+
+
+def make_active(spark: Any) -> None:
+    """This session as the thread's active one in the driver, which Spark and Iceberg read
+    where no statement names a session (a parser's checks, a catalog's lookups)."""
+    _session_class(spark).setActiveSession(spark._jsparkSession)
+
+
+def scala_items(seq: Any) -> list[Any]:
+    """A Scala sequence's items, through py4j."""
+    return [seq.apply(i) for i in range(seq.size())]
 
 
 def _session_class(spark: Any) -> Any:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 
 # Leaves whose rows are in the plan itself: constants, and a reference to a CTE (its definition
@@ -61,7 +62,7 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
     """The inputs of `sql` (a query) as the analyzer resolves them in this session."""
     frame = spark.sql(sql)
     analyzed = frame._jdf.queryExecution().analyzed()
-    plans = [analyzed, *_scala_list(analyzed.subqueriesAll())]
+    plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
@@ -192,10 +193,6 @@ def plan_digest(document: str, leaves: list[str] | None = None) -> str:
     if leaves:
         normalized += "\n" + json.dumps(leaves)
     return hashlib.sha256(normalized.encode()).hexdigest()
-
-
-def _scala_list(seq: Any) -> list[Any]:
-    return [seq.apply(i) for i in range(seq.size())]
 
 
 def _call_or_none(obj: Any, method: str) -> Any:
