@@ -307,6 +307,9 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
         return {**target, "engine": {"native": native}} if native else target
     if profile in ("s3_rest", "cluster", "connect"):
         depots_file = request.getfixturevalue("s3_rest_depots_file")
+        # Hadoop's scratch (s3a's upload buffers) under the tests' root, not /tmp/hadoop-<user>.
+        scratch = {"spark.hadoop.hadoop.tmp.dir": str(lakehouse_root / "hadoop-tmp")}
+        spark["conf"] = scratch
         if profile == "connect":
             spark = {"master": request.getfixturevalue("connect_server").url}
         if profile == "cluster":
@@ -321,6 +324,7 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
                     "spark.executor.cores": "1",
                     "spark.cores.max": "2",
                     "spark.sql.shuffle.partitions": "4",
+                    **scratch,
                 },
             }
         return {
