@@ -39,10 +39,13 @@ ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 _ENGINE_VERSION_KEYS = ("create_engine_version", "engine_version")
 
 
-def create_over_stand_ins(spark: Any, statement: str, rewrite: Callable[[str], str]) -> Any | None:
-    """Run `statement` when it creates a view whose query `rewrite` points at stand-ins: the
-    frame of that query analysed (its planning tracker is the statement's); None: not such a
-    statement, or the catalog refused, so run it as it is (and let Spark say why)."""
+def create_over_stand_ins(
+    spark: Any, statement: str, rewrite: Callable[[str], str]
+) -> tuple[Any, Any] | None:
+    """Run `statement` when it creates a view whose query `rewrite` points at stand-ins: (that
+    query's frame, analysed, whose planning tracker is the statement's; the statement's result,
+    no rows); None: not such a statement, or the catalog refused, so run it as it is (and let
+    Spark say why)."""
     if not CREATE_VIEW.match(statement):
         return None
     try:
