@@ -112,7 +112,11 @@ def pytest_configure(config: pytest.Config) -> None:
             # profile its `dbt` process writes. `cluster` and `connect` keep Spark's default,
             # generated code, as users' engines run.
             interpreted = f"-D{CODEGEN}.wholeStage=false -D{CODEGEN}.factoryMode=NO_CODEGEN"
-        options = f"{given} {jit} {interpreted} -Djava.io.tmpdir={folder}"
+        # Hadoop's scratch too (s3a's upload buffers, `${hadoop.tmp.dir}/s3a`), which would be
+        # /tmp/hadoop-<user>: a system property wins in Hadoop's `${...}` expansion, so this
+        # reaches the REST catalog server's plain Hadoop conf as well as every Spark's.
+        hadoop = f"-Dhadoop.tmp.dir={folder}/hadoop"
+        options = f"{given} {jit} {interpreted} -Djava.io.tmpdir={folder} {hadoop}"
         os.environ["JDK_JAVA_OPTIONS"] = " ".join(options.split())
         config.stash[_JVM_TMP] = (folder, given)
 
@@ -307,9 +311,6 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
         return {**target, "engine": {"native": native}} if native else target
     if profile in ("s3_rest", "cluster", "connect"):
         depots_file = request.getfixturevalue("s3_rest_depots_file")
-        # Hadoop's scratch (s3a's upload buffers) under the tests' root, not /tmp/hadoop-<user>.
-        scratch = {"spark.hadoop.hadoop.tmp.dir": str(lakehouse_root / "hadoop-tmp")}
-        spark["conf"] = scratch
         if profile == "connect":
             spark = {"master": request.getfixturevalue("connect_server").url}
         if profile == "cluster":
@@ -324,7 +325,6 @@ def dbt_profile_target(request: pytest.FixtureRequest, lakehouse_root: Path) -> 
                     "spark.executor.cores": "1",
                     "spark.cores.max": "2",
                     "spark.sql.shuffle.partitions": "4",
-                    **scratch,
                 },
             }
         return {

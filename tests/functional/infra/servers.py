@@ -290,9 +290,6 @@ class RestCatalog:
             java,
             "-Xmx384m",
             "-XX:+UseSerialGC",
-            # Hadoop's scratch (s3a's upload buffers) in the server's folder, not
-            # /tmp/hadoop-<user>: system properties win in Hadoop's ${hadoop.tmp.dir} expansion.
-            f"-Dhadoop.tmp.dir={self.log_dir / 'hadoop-tmp'}",
             "-cp",
             os.pathsep.join(map(str, [classes, *classpath, *self.extra_classpath()])),
             MAIN_CLASS,
