@@ -203,11 +203,10 @@ class LakehouseCursor:
                 self._sleep(delay)
 
     def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
-        if not args and not runtime.is_connect(self._spark) and not any(statement_confs(statement)):
-            created = create_over_stand_ins(self._spark, statement, with_checkpoints)
-            if created is not None:  # its query's analysis is the statement's planning
-                self._analysed, result = created
-                return result
+        created = None if args else create_over_stand_ins(self._spark, statement)
+        if created is not None:  # its query's analysis is the statement's planning
+            self._analysed, result = created
+            return result
         frame = prepared.take(self._spark, statement)
         # The run's checkpointed views read as their checkpoints (checkpoints/); a frame
         # analysed over the views themselves is then not the one to run.

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.checkpoints.plan import RELATION_NAME, normalized
+from dbt.adapters.lakehouse.checkpoints.registry import names_stand_ins, with_checkpoints
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.runtime import make_active, scala_items
+from dbt.adapters.lakehouse.engine.statement_conf import statement_confs
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 
 logger = AdapterLogger("Lakehouse")
@@ -39,35 +42,34 @@ ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 _ENGINE_VERSION_KEYS = ("create_engine_version", "engine_version")
 
 
-def create_over_stand_ins(
-    spark: Any, statement: str, rewrite: Callable[[str], str]
-) -> tuple[Any, Any] | None:
-    """Run `statement` when it creates a view whose query `rewrite` points at stand-ins: (that
-    query's frame, analysed, whose planning tracker is the statement's; the statement's result,
-    no rows); None: not such a statement, or the catalog refused, so run it as it is (and let
-    Spark say why)."""
-    if not CREATE_VIEW.match(statement):
+def create_over_stand_ins(spark: Any, statement: str) -> tuple[Any, Any] | None:
+    """Run `statement` when it creates a view whose query reads this run's stand-ins: (that
+    query's frame, analysed over them, whose planning tracker is the statement's; the
+    statement's result, no rows); None: not such a statement, or the catalog refused, so run it
+    as it is (and let Spark say why). Any other statement costs a pattern match: nothing is
+    asked of Spark before the statement names a view that has a stand-in."""
+    if not CREATE_VIEW.match(statement) or not names_stand_ins(statement):
+        return None
+    if runtime.is_connect(spark) or any(statement_confs(statement)):
         return None
     try:
-        return _create(spark, statement, rewrite)
+        return _create(spark, statement)
     except Exception as exc:  # the statement itself runs, and fails with Spark's own words
         logger.debug(f"view not created through its catalog, the statement runs: {exc}")
         return None
 
 
-def _create(spark: Any, statement: str, rewrite: Callable[[str], str]) -> tuple[Any, Any] | None:
+def _create(spark: Any, statement: str) -> tuple[Any, Any] | None:
     parsed = _parsed_view(spark, statement)
     if parsed is None:
         return None
     target = TableName(*parsed.parts)
     text = parsed.text
-    query = rewrite(text)
+    query = with_checkpoints(text)
     if query is text or names_itself(text, target):
         return None
-    jspark = spark._jsparkSession
-    manager = jspark.sessionState().catalogManager()
-    catalog = manager.catalog(target.catalog)
-    if catalog.getClass().getName() != ICEBERG_CATALOG:
+    catalog = _iceberg_catalog(spark, target.catalog)
+    if catalog is None:
         return None
     frame = spark.sql(query)
     names = list(frame.columns)
@@ -87,6 +89,7 @@ def _create(spark: Any, statement: str, rewrite: Callable[[str], str]) -> tuple[
         stored["comment"] = parsed.comment
     version = f"Spark {spark.version}"
     stored.update({key: version for key in _ENGINE_VERSION_KEYS})
+    manager = spark._jsparkSession.sessionState().catalogManager()
     current = str(manager.currentCatalog().name())
     gateway = spark.sparkContext._gateway
     catalog.replaceView(
@@ -118,9 +121,8 @@ def as_stored(spark: Any, frame: Any, view: TableName) -> Any:
 
 
 def _as_stored(spark: Any, frame: Any, view: TableName) -> Any:
-    jspark = spark._jsparkSession
-    catalog = jspark.sessionState().catalogManager().catalog(view.catalog)
-    if catalog.getClass().getName() != ICEBERG_CATALOG:
+    catalog = _iceberg_catalog(spark, view.catalog)
+    if catalog is None:
         return frame
     schema = catalog.loadView(_identifier(spark.sparkContext._gateway, view)).schema()
     from pyspark.sql.types import StructType
@@ -202,6 +204,12 @@ def _aliased(column: Any, alias: str, comment: str | None) -> Any:
     if comment is None:
         return column.alias(alias)
     return column.alias(alias, metadata={"comment": comment})
+
+
+def _iceberg_catalog(spark: Any, name: str) -> Any | None:
+    """The session's catalog `name` when it is Iceberg's SparkCatalog (a view catalog)."""
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(name)
+    return catalog if catalog.getClass().getName() == ICEBERG_CATALOG else None
 
 
 def _option(value: Any) -> str | None:

@@ -80,16 +80,26 @@ def take_note(invocation_id: str, node: str) -> dict[str, Any]:
 def with_checkpoints(statement: str, invocation_id: str | None = None) -> str:
     """The statement reading the invocation's stand-ins instead of their views, where it may
     (plan.reads_checkpoints); the statement itself when nothing changes."""
-    if not _RUNS:  # no view built in a run of this process yet: no lock taken
-        return statement
-    with _LOCK:
-        run = _RUNS.get(invocation_id or current_invocation())
-        if run is None or not run.stand_ins:  # no view large enough: the common case
-            return statement
-        stand_ins = dict(run.stand_ins)
-    if not reads_checkpoints(statement):
+    stand_ins = _stand_ins(invocation_id)
+    if not stand_ins or not reads_checkpoints(statement):
         return statement
     return rewrite(statement, stand_ins)
+
+
+def names_stand_ins(statement: str) -> bool:
+    """Whether the statement names a view the invocation's statements read through a stand-in
+    (whatever kind of statement it is: a stored view's definition too)."""
+    stand_ins = _stand_ins(None)
+    return bool(stand_ins) and rewrite(statement, stand_ins) is not statement
+
+
+def _stand_ins(invocation_id: str | None) -> dict[str, str]:
+    if not _RUNS:  # no view built in a run of this process yet: no lock taken
+        return {}
+    with _LOCK:
+        run = _RUNS.get(invocation_id or current_invocation())
+        # None or empty: no view large enough, the common case
+        return dict(run.stand_ins) if run is not None and run.stand_ins else {}
 
 
 def release(invocation_id: str) -> None:
