@@ -31,6 +31,9 @@ class _Run:
     held: dict[str, Any] = field(default_factory=dict)
     # node -> what its response says of its checkpoint
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # view -> what its query reads, as reuse decided it (reuse/stand_ins.py), for the readers
+    # of its stand-in
+    inputs: dict[str, Any] = field(default_factory=dict)
 
 
 _LOCK = threading.Lock()
@@ -63,6 +66,21 @@ def record_stand_in(invocation_id: str, name: str, temp: str, spark: Any, scanne
         run.leaves[key] = scanned
         run.stand_ins[key] = temp
         run.held[temp] = spark
+
+
+def record_inputs(invocation_id: str, name: str, inputs: Any) -> None:
+    with _LOCK:
+        _RUNS.setdefault(invocation_id, _Run()).inputs[normalized(name)] = inputs
+
+
+def stand_in_inputs(invocation_id: str) -> dict[str, tuple[str, Any]]:
+    """Each stand-in of the run -> (its view, what reuse recorded its query reads; None:
+    nothing)."""
+    with _LOCK:
+        run = _RUNS.get(invocation_id)
+        if run is None:
+            return {}
+        return {temp: (view, run.inputs.get(view)) for view, temp in run.stand_ins.items()}
 
 
 def record_note(invocation_id: str, node: str, checkpoint: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse import test_store
-from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, plan_inputs
+from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
     SNAPSHOT_SETTINGS,
@@ -276,7 +276,7 @@ def tracked_inputs(
 ) -> tuple[PlanInputs, list[UpstreamState]] | str:
     """The query's plan inputs and each input's state now (a model's, a data test's), or why
     they cannot tell whether its rows would be the same (the refusal's words)."""
-    inputs = plan_inputs(spark, query)
+    inputs = node_inputs(spark, query)
     if inputs.varying:
         return f"non-deterministic ({', '.join(inputs.varying)})"
     states, untracked = _states(adapter, read, inputs.tables, target, reads_itself)

@@ -5,7 +5,9 @@ tables, decided from Spark's analyzed plan (analysis only: no Spark job, no data
   an input whose `main` snapshot is recorded; VALUES, `range()` and a one-row SELECT are
   constants; anything else (files read by path, Hive or JDBC tables, a temporary view over a
   DataFrame, another catalog's table) cannot say whether it moved, so the node is not reused.
-  Views are inlined by the analyzer, so a view's tables are the node's inputs.
+  Views are inlined by the analyzer, so a view's tables are the node's inputs; a view this run
+  reads through a stand-in (a checkpoint) counts as what its own decision recorded
+  (reuse/stand_ins.py).
 - Spark's own `deterministic` (rand, uuid, shuffle, a non-deterministic UDF, ...) and the
   expressions Spark calls deterministic that still differ from run to run (the current time,
   date, user or catalog).
@@ -19,11 +21,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.events.logging import AdapterLogger
+
 from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.reuse.stand_ins import cut, stand_ins_read, token
+
+logger = AdapterLogger("Lakehouse")
 
 # Leaves whose rows are in the plan itself: constants, and a reference to a CTE (its definition
 # is a child of the plan's WithCTE, so its own leaves are collected there).
@@ -58,18 +66,49 @@ class PlanInputs:
     frame: Any = field(default=None, compare=False, repr=False)
 
 
-def plan_inputs(spark: Any, sql: str) -> PlanInputs:
-    """The inputs of `sql` (a query) as the analyzer resolves them in this session."""
+def node_inputs(spark: Any, query: str) -> PlanInputs:
+    """The inputs of a node's query: over this run's stand-ins where it reads them and each
+    recorded what its view reads (reuse/stand_ins.py), else over the views."""
+    over, stand_ins = stand_ins_read(query)
+    if stand_ins:
+        try:
+            inputs = plan_inputs(spark, over, stand_ins)
+            views = ", ".join(sorted(view for view, _ in stand_ins.values()))
+            logger.debug(f"inputs read through this run's stand-ins for {views}")
+            return inputs
+        except ValueError as exc:  # the plan's parts could not be told apart
+            logger.debug(f"inputs analysed over the views, not the stand-ins: {exc}")
+    return plan_inputs(spark, query)
+
+
+def plan_inputs(
+    spark: Any, sql: str, stand_ins: Mapping[str, tuple[str, PlanInputs]] | None = None
+) -> PlanInputs:
+    """The inputs of `sql` (a query) as the analyzer resolves them in this session.
+    `stand_ins`: the temporary views standing in for views that `sql` reads (lower case) ->
+    (the view, what its query reads): each one's part of the plan counts as that (a Merkle
+    digest, reuse/stand_ins.py)."""
     frame = spark.sql(sql)
     analyzed = frame._jdf.queryExecution().analyzed()
     plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
+    document = analyzed.toJSON()
+    # which leaves of each plan are a stand-in's, and what the stand-ins read
+    inside: list[list[bool] | None] = [None] * len(plans)
+    below: list[PlanInputs] = []
+    if stand_ins:
+        document, inside, below = _cut_stand_ins(document, plans, stand_ins)
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
     # has `"table": null`: `a EXCEPT b` and `b EXCEPT a` would digest alike), VALUES' rows.
     leaves: list[str] = []
-    for plan in plans:
-        for kind, data, found in _leaves(plan.collectLeaves()):
+    for plan, cut_out in zip(plans, inside, strict=True):
+        found_leaves = _leaves(plan.collectLeaves())
+        if cut_out is not None and len(cut_out) != len(found_leaves):
+            raise ValueError("a plan's leaves and its JSON's differ")
+        for i, (kind, data, found) in enumerate(found_leaves):
+            if cut_out is not None and cut_out[i]:
+                continue
             if data is not None:
                 leaves.append(data)
             if kind in _CONSTANT_LEAVES:
@@ -79,11 +118,18 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
                 leaves.append(str(found))
             else:
                 untracked.append(found or f"reads {_KINDS.get(kind, f'a {kind}')}")
-    document = analyzed.toJSON()
     classes = set(re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document))
     varying = classes & _PER_RUN
+    varying_below = {name for inputs in below for name in inputs.varying}
     if not all(plan.deterministic() for plan in plans):
-        varying.add(_nondeterministic_name(classes))
+        # Spark's answer covers the stand-ins' parts too, whose recorded inputs name theirs
+        named = _nondeterministic_name(classes)
+        if named != _UNNAMED or not varying_below:
+            varying.add(named)
+    varying |= varying_below
+    for inputs in below:
+        tables.update((str(t), t) for t in inputs.tables)
+        untracked.extend(inputs.untracked)
     return PlanInputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
@@ -91,6 +137,24 @@ def plan_inputs(spark: Any, sql: str) -> PlanInputs:
         plan_digest(document, leaves),
         frame,
     )
+
+
+def _cut_stand_ins(
+    document: str, plans: list[Any], stand_ins: Mapping[str, tuple[str, PlanInputs]]
+) -> tuple[str, list[list[bool] | None], list[PlanInputs]]:
+    """The plan's JSON with each stand-in's part replaced by its view's name and digest; for
+    each plan (the query's, then its subqueries'), which of its leaves were a stand-in's; what
+    the stand-ins found read."""
+    tokens = {t: token(view, inputs.digest) for t, (view, inputs) in stand_ins.items()}
+    tree, own_inside, found = cut(json.loads(document), tokens)
+    inside: list[list[bool] | None] = [own_inside]
+    inside += [cut(json.loads(plan.toJSON()), tokens)[1] for plan in plans[1:]]
+    # as compact as Spark's JSON (the classes are found in it); the plan's columns are
+    # qualified by the stand-ins' names, which are the run's own: the views' instead
+    cut_document = json.dumps(tree, separators=(",", ":"))
+    for temp, (view, _) in stand_ins.items():
+        cut_document = cut_document.replace(temp, view)
+    return cut_document, inside, [stand_ins[t][1] for t in sorted(found)]
 
 
 # A leaf's text with its expression ids left out: two leaves with the same text read the same
@@ -148,9 +212,12 @@ def _iceberg_table(leaf: Any) -> TableName | str:
     return name
 
 
+_UNNAMED = "a non-deterministic expression"
+
+
 def _nondeterministic_name(classes: set[str]) -> str:
     known = sorted(c for c in classes if c in _NONDETERMINISTIC)
-    return known[0] if known else "a non-deterministic expression"
+    return known[0] if known else _UNNAMED
 
 
 # Spark's Nondeterministic expressions most models meet, to name the one found.

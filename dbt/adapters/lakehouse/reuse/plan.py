@@ -100,6 +100,22 @@ def also_watched(model: Mapping[str, Any], settings: tuple[str, ...] = ()) -> st
     return "-- settings " + json.dumps(watched, sort_keys=True, default=str)
 
 
+def view_definition(
+    query: str, schema_json: str, context: tuple[str, str], model: Mapping[str, Any]
+) -> str:
+    """The digest of what a view's statement stores: its query's text as the view keeps it
+    (Spark stores the query from its first token to its last: comments and blank lines around
+    it are not kept), the columns it returns (`schema_json`, with their comments), the catalog
+    and namespace its names resolve in, and the settings its statement and grants carry."""
+    text = _AROUND_TEXT.sub("", query)
+    document = json.dumps([text, schema_json, list(context)]) + "\n" + also_watched(model)
+    return hashlib.sha256(document.encode()).hexdigest()
+
+
+# What Spark does not store of a view's query: comments and blanks before and after it.
+_AROUND_TEXT = re.compile(r"^(?:\s*/\*.*?\*/|\s*--[^\n]*(?:\n|$))*\s*|\s+$", re.S)
+
+
 # A seed's settings that shape its rows (dbt's seed configs).
 SEED_SETTINGS = ("column_types", "quote_columns", "delimiter", "full_refresh")
 

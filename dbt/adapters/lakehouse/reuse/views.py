@@ -1,14 +1,18 @@
 """Views reused: `CREATE OR REPLACE VIEW` skipped when the view already holds this definition.
 
-A view holds no rows, so only its definition matters, not whether its tables moved or its query
-is deterministic: the digest of the query's analyzed plan (reuse/inputs.py: the meaning of its
-SQL and the columns of everything it reads, so an upstream's new column is a new definition),
-the settings the view statement and its grants carry, kept in the view's own property
-`lakehouse.build.view` when it is created. An equal digest on the view there now: reused."""
+A view holds no rows, so only what its statement would store matters, not whether its tables
+moved nor what the views it reads mean: its query's text as the view stores it, the columns the
+query returns (names, types, comments: an upstream's new column under `select *` is a new
+definition), the catalog and namespace its names resolve in, and the settings the view statement
+and its grants carry (reuse/plan.py view_definition), kept as a digest in the view's own property
+`lakehouse.build.view` when it is created. An equal digest on the view there now: reused.
+
+The query is analysed over this run's stand-ins (reuse/stand_ins.py), and what it reads is
+recorded for the readers of the view's own stand-in, so no decision analyses a stack of views
+twice."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +21,9 @@ from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMis
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import BUILD_PREFIX
 from dbt.adapters.lakehouse.reuse.adapter import built, node_of, refusal
-from dbt.adapters.lakehouse.reuse.inputs import plan_inputs
-from dbt.adapters.lakehouse.reuse.plan import also_watched
+from dbt.adapters.lakehouse.reuse.inputs import node_inputs
+from dbt.adapters.lakehouse.reuse.plan import view_definition
+from dbt.adapters.lakehouse.reuse.stand_ins import remember
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
 if TYPE_CHECKING:
@@ -49,8 +54,10 @@ def view_plan(
         if runtime.is_connect(spark):
             why = "Spark Connect (the query's plan is not readable from the client)"
             return built(invocation, node_id, f"not reusable: {why}")
-        digest = plan_inputs(spark, query).digest
-    definition = hashlib.sha256(f"{digest}\n{also_watched(model)}".encode()).hexdigest()
+        inputs = node_inputs(spark, query)
+        remember(str(relation), inputs)
+        context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
+        definition = view_definition(query, inputs.frame.schema.json(), context, model)
     if full_refresh:
         why = "--full-refresh"
     elif existing is None or not existing.is_view:

@@ -6,9 +6,10 @@ A node could have been reused when nothing it reads or is defined by changed sin
 build: its own definition (SQL meaning, config, the vars it renders, a seed's CSV) and, for each
 node it reads, that node's state. What a node reads is data (a source, seed, table, incremental
 model or snapshot: its `main` snapshot id and its columns), except through a view, which holds no
-rows: the view's own definition and, in turn, what the view reads. A view itself reads only the
-definitions and columns of its inputs (reuse redefines a view when an upstream gains a column, not
-when its rows move).
+rows: the view's own definition and, in turn, what the view reads. A view itself is what its
+statement stores: its text (a comment around its query is not stored, spaces inside it are) and
+the columns of its inputs (reuse redefines a view when an upstream gains a column, not when its
+rows move); its readers see its meaning, not its text.
 
 Each node's signature is computed after the step's build from the snapshot ids observed then, so
 an upstream that was rebuilt (a new snapshot, even with the same rows) makes its readers "must
@@ -90,10 +91,14 @@ class History:
         self.recorded: dict[str, Hashable] = {}
 
     def signatures(
-        self, definitions: Mapping[str, Hashable], data: Mapping[str, Hashable]
+        self,
+        definitions: Mapping[str, Hashable],
+        data: Mapping[str, Hashable],
+        texts: Mapping[str, Hashable] | None = None,
     ) -> dict[str, Hashable]:
         """Each dbt node's signature now. `definitions`: a node's own definition (absent: a
-        constant one); `data`: each data node's state after the build (snapshot id, columns)."""
+        constant one); `data`: each data node's state after the build (snapshot id, columns);
+        `texts`: a view's query as its statement stores it (readers do not see it)."""
         view_sig: dict[str, Hashable] = {}
         data_sig: dict[str, Hashable] = {}
         for uid in self.order:
@@ -109,7 +114,7 @@ class History:
             else:
                 data_sig[uid] = ("data", uid, data.get(uid)) if node.kind in DATA_KINDS else None
         return {
-            uid: view_sig[uid]
+            uid: (view_sig[uid], (texts or {}).get(uid))
             if node.kind == "view"
             else (node.kind, definitions.get(uid), tuple(data_sig[p] for p in node.parents))
             for uid, node in self.nodes.items()
