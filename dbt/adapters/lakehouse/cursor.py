@@ -27,7 +27,7 @@ import sqlparse
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.checkpoints.catalog_views import create_over_stand_ins
-from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
+from dbt.adapters.lakehouse.checkpoints.registry import compute_read, with_checkpoints
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
@@ -149,6 +149,12 @@ class LakehouseCursor:
 
     def _execute_one(self, statement: str, args: list[Any] | None) -> None:
         target = commit_target(statement)
+        # The run's stand-ins it reads are made first, each timed as a statement of its own
+        # (checkpoints/registry.py), so a checkpoint's jobs are not this statement's planning.
+        reading = with_checkpoints(statement)
+        if reading is not statement:
+            runtime.tag_thread(self._spark, self._job_group, self._job_description)
+            compute_read(reading, node=self._node)
         # Timed for the node's wall-time split (report/statements.py); its rows' fetch too.
         self._clock = StatementClock(self._spark, self._node, target is not None)
         self._analysed: DataFrame | None = None

@@ -1,9 +1,10 @@
 """A built view's checkpoint: decided from its plan's size (plan.py), made as a temporary view
-over the view's query computed once, lazily, by its first reader (engine/runtime.py
-compute_once), and recorded for the run's later statements (registry.py)."""
+over the view's query, computed once by the first statement that reads it (registry.py
+compute_read, engine/runtime.py compute_once), and recorded for the run's later statements."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Lakehouse")
 
 
-def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -> None:
+def after_view(
+    adapter: LakehouseAdapter, relation: Any, sql: str, model: Any, reused: bool = False
+) -> None:
     """Record the view built (or reused) as `relation` from `sql`, and what stands in for it in
     the run's later statements: a checkpoint when its `checkpoint` config says so (`auto`: when
     its inlined plan is large); else, when it reads checkpoints, a temporary view of its query
@@ -51,26 +54,24 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         registry.record_view(invocation, name, scanned)
         return
     temp = temp_view_name(name, invocation, "checkpoint" if checkpoint else "view")
+    shape = temp_view_name(name, invocation, "shape")
     node = model["unique_id"]
     with adapter._spark_session(f"stand in for view {name}") as spark:
         # Timed as the node's statements, so its split shows this analysis and planning
         # (report/statements.py) rather than leaving it in "dbt".
         clock = StatementClock(spark, node, commits=False)
-        frame = spark.sql(query)
-        if not runtime.is_connect(spark):  # read with the columns the view stored
-            frame = as_stored(spark, frame, TableName.of(relation))
-        frame.createOrReplaceTempView(temp)
+        frame = _stand_in(spark, registry.with_checkpoints(sql, invocation, shapes=True), relation)
+        spark.createDataFrame([], frame.schema).createOrReplaceTempView(shape)
         clock.ran(frame)
-        if checkpoint:
-            clock = StatementClock(spark, node, commits=False)
-            # A view that unions many scans has a partition per scan (2^depth on a doubling
-            # stack: the ninth level's reader ran 512 one-row tasks); kept in as many as a
-            # shuffle would make, its readers run that many.
-            partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-            clock.ran(runtime.compute_once(spark, temp, partitions))
-    registry.record_stand_in(
-        invocation, name, temp, spark, Counter({normalized(name): 1}) if checkpoint else scanned
-    )
+    # Made over the stand-ins it reads, made first (a temporary view keeps the plan it was
+    # made over): now when the view was built, its readers being built next; when it was
+    # reused, by the first statement that runs over it (registry.compute_read), in its time,
+    # since its readers are likely reused too and a checkpoint nothing reads runs no job.
+    make = functools.partial(_make, spark, invocation, query, relation, temp, checkpoint)
+    scans = Counter({normalized(name): 1}) if checkpoint else scanned
+    registry.record_stand_in(invocation, name, (temp, shape), spark, scans, make)
+    if not reused:
+        registry.compute_read(f"`{temp}`", invocation, node)
     if not checkpoint:
         logger.debug(f"{name}: this run's later statements read it as {temp}, over checkpoints")
         return
@@ -80,3 +81,35 @@ def after_view(adapter: LakehouseAdapter, relation: Any, sql: str, model: Any) -
         f"{name}: its inlined plan scans {view_scans} relations; this run's later statements"
         f" read it as {temp}, computed once by the first of them"
     )
+
+
+def _stand_in(spark: Any, query: str, relation: Any) -> Any:
+    """The view's query (over the stand-ins it reads), read with the columns the view stored."""
+    frame = spark.sql(query)
+    if runtime.is_connect(spark):
+        return frame
+    return as_stored(spark, frame, TableName.of(relation))
+
+
+def _make(
+    spark: Any,
+    invocation: str,
+    query: str,
+    relation: Any,
+    temp: str,
+    checkpoint: bool,
+    node: str | None,
+) -> None:
+    """The stand-in made by the first statement that runs over it, `node`'s: over the stand-ins
+    it reads, made first; timed as that node's statement (its jobs are that node's)."""
+    registry.compute_read(query, invocation, node)
+    clock = StatementClock(spark, node, commits=False)
+    frame = _stand_in(spark, query, relation)
+    frame.createOrReplaceTempView(temp)
+    if checkpoint:
+        # A view that unions many scans has a partition per scan (2^depth on a doubling stack:
+        # the ninth level's reader ran 512 one-row tasks); kept in as many as a shuffle would
+        # make, its readers run that many.
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        frame = runtime.compute_once(spark, temp, partitions)
+    clock.ran(frame)

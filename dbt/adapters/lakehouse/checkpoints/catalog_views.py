@@ -65,7 +65,7 @@ def _create(spark: Any, statement: str) -> tuple[Any, Any] | None:
         return None
     target = TableName(*parsed.parts)
     text = parsed.text
-    query = with_checkpoints(text)
+    query = with_checkpoints(text, shapes=True)  # analysed, never run
     if query is text or names_itself(text, target):
         return None
     catalog = _iceberg_catalog(spark, target.catalog)

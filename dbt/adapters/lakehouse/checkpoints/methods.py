@@ -19,10 +19,12 @@ class CheckpointMethods(metaclass=AdapterMeta):
     """Mixed into LakehouseAdapter; AdapterMeta collects the `available` methods of each base."""
 
     @available
-    def checkpoint_view(self: LakehouseAdapter, relation: Any, sql: str, model: Any) -> str:
+    def checkpoint_view(
+        self: LakehouseAdapter, relation: Any, sql: str, model: Any, reused: bool = False
+    ) -> str:
         """After a view model is built or reused: checkpoint it for the run's later statements
         when its `checkpoint` config says so (checkpoints/adapter.py)."""
-        checkpoints.after_view(self, relation, sql, model)
+        checkpoints.after_view(self, relation, sql, model, reused)
         return ""
 
     def cleanup_connections(self) -> None:

@@ -9,6 +9,7 @@ session is the process's own: a checkpoint is a temporary view of that session.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,12 +26,20 @@ class _Run:
     # checkpointed view: itself, once)
     leaves: dict[str, Leaves] = field(default_factory=dict)
     # view -> the temporary view standing in for it: its checkpoint, or its query over the
-    # checkpoints it reads
+    # checkpoints it reads; made by the first statement that runs over it (`pending`)
     stand_ins: dict[str, str] = field(default_factory=dict)
+    # view -> a temporary view of no rows with the view's columns, which analyses read (a
+    # stand-in not made yet would be as large as the stack it stands for)
+    shapes: dict[str, str] = field(default_factory=dict)
     # temporary view -> the session holding it
     held: dict[str, Any] = field(default_factory=dict)
     # node -> what its response says of its checkpoint
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # stand-in -> what makes it: the first statement running over it runs it
+    pending: dict[str, Callable[[str | None], Any]] = field(default_factory=dict)
+    # stand-in -> held while it is made (making one makes those it reads first, each under
+    # its own: acquired down the DAG, never in a circle)
+    making: dict[str, threading.Lock] = field(default_factory=dict)
     # view -> what its query reads, as reuse decided it (reuse/stand_ins.py), for the readers
     # of its stand-in
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -57,15 +66,51 @@ def record_view(invocation_id: str, name: str, scanned: Leaves) -> None:
         _RUNS.setdefault(invocation_id, _Run()).leaves[normalized(name)] = scanned
 
 
-def record_stand_in(invocation_id: str, name: str, temp: str, spark: Any, scanned: Leaves) -> None:
-    """`temp`, a temporary view of `spark`, stands in for the view `name` in the run's later
-    statements; a reader scans `scanned` through it."""
+def record_stand_in(
+    invocation_id: str,
+    name: str,
+    stand_in: tuple[str, str],
+    spark: Any,
+    scanned: Leaves,
+    make: Callable[[str | None], Any],
+) -> None:
+    """`stand_in`, (a temporary view of `spark`, its shape), stands in for the view `name` in
+    the run's later statements (the shape in analyses); `make` makes the temporary view when a
+    statement first runs over it, naming its node; a reader scans `scanned` through it."""
     key = normalized(name)
+    temp, shape = stand_in
     with _LOCK:
         run = _RUNS.setdefault(invocation_id, _Run())
         run.leaves[key] = scanned
         run.stand_ins[key] = temp
-        run.held[temp] = spark
+        run.shapes[key] = shape
+        run.held.update({temp: spark, shape: spark})
+        run.pending[temp] = make
+
+
+def compute_read(statement: str, invocation_id: str | None = None, node: str | None = None) -> None:
+    """Make the stand-ins `statement` (read through them) names that are not made yet, before
+    it runs (timed as `node`'s statements). A checkpoint runs its query's stages when it is
+    made (adaptive execution), so one that no statement runs over costs nothing: a run that
+    reuses every reader of a view runs none of its jobs. Each is made once; a reader
+    waiting for it finds it made (a failed one is tried again by the next reader, which fails
+    with its error)."""
+    if not _RUNS:
+        return
+    with _LOCK:
+        run = _RUNS.get(invocation_id or current_invocation())
+        if run is None or not run.pending:
+            return
+        due = [temp for temp in run.pending if f"`{temp}`" in statement]
+        locks = [run.making.setdefault(temp, threading.Lock()) for temp in due]
+    for temp, lock in zip(due, locks, strict=True):
+        with lock:
+            with _LOCK:
+                make = run.pending.get(temp)
+            if make is not None:  # None: made while this reader waited
+                make(node)
+                with _LOCK:  # only now: a reader finding it pending waits for it
+                    run.pending.pop(temp, None)
 
 
 def record_inputs(invocation_id: str, name: str, inputs: Any) -> None:
@@ -74,13 +119,13 @@ def record_inputs(invocation_id: str, name: str, inputs: Any) -> None:
 
 
 def stand_in_inputs(invocation_id: str) -> dict[str, tuple[str, Any]]:
-    """Each stand-in of the run -> (its view, what reuse recorded its query reads; None:
-    nothing)."""
+    """Each stand-in's shape (what analyses read) -> (its view, what reuse recorded its query
+    reads; None: nothing)."""
     with _LOCK:
         run = _RUNS.get(invocation_id)
         if run is None:
             return {}
-        return {temp: (view, run.inputs.get(view)) for view, temp in run.stand_ins.items()}
+        return {shape: (view, run.inputs.get(view)) for view, shape in run.shapes.items()}
 
 
 def record_note(invocation_id: str, node: str, checkpoint: dict[str, Any]) -> None:
@@ -95,10 +140,13 @@ def take_note(invocation_id: str, node: str) -> dict[str, Any]:
         return run.notes.pop(node, {}) if run else {}
 
 
-def with_checkpoints(statement: str, invocation_id: str | None = None) -> str:
+def with_checkpoints(
+    statement: str, invocation_id: str | None = None, *, shapes: bool = False
+) -> str:
     """The statement reading the invocation's stand-ins instead of their views, where it may
-    (plan.reads_checkpoints); the statement itself when nothing changes."""
-    stand_ins = _stand_ins(invocation_id)
+    (plan.reads_checkpoints); the statement itself when nothing changes. `shapes`: their
+    shapes, for a statement that is analysed and never run."""
+    stand_ins = _stand_ins(invocation_id, shapes)
     if not stand_ins or not reads_checkpoints(statement):
         return statement
     return rewrite(statement, stand_ins)
@@ -111,13 +159,15 @@ def names_stand_ins(statement: str) -> bool:
     return bool(stand_ins) and rewrite(statement, stand_ins) is not statement
 
 
-def _stand_ins(invocation_id: str | None) -> dict[str, str]:
+def _stand_ins(invocation_id: str | None, shapes: bool = False) -> dict[str, str]:
     if not _RUNS:  # no view built in a run of this process yet: no lock taken
         return {}
     with _LOCK:
         run = _RUNS.get(invocation_id or current_invocation())
         # None or empty: no view large enough, the common case
-        return dict(run.stand_ins) if run is not None and run.stand_ins else {}
+        if run is None or not run.stand_ins:
+            return {}
+        return dict(run.shapes if shapes else run.stand_ins)
 
 
 def release(invocation_id: str) -> None:

@@ -43,7 +43,7 @@ def stand_ins_read(query: str) -> tuple[str, dict[str, tuple[str, Any]]]:
     names -> (its view, what the view recorded); the query itself and nothing when it reads no
     stand-in or one of them recorded nothing."""
     invocation = registry.current_invocation()
-    rewritten = registry.with_checkpoints(query, invocation)
+    rewritten = registry.with_checkpoints(query, invocation, shapes=True)
     if rewritten is query:
         return query, {}
     named = {}

@@ -2,14 +2,15 @@
   {#- A real Iceberg view in the catalog (dbt's create_or_replace_view: a table in the way is
       dropped, then CREATE OR REPLACE VIEW), skipped when reuse is on and the view already
       holds this definition (reuse/views.py, docs/reuse.md). Either way, a view whose inlined
-      plan is large is then checkpointed for the run's later statements (checkpoints/). -#}
+      plan is large is then checkpointed for the run's later statements (checkpoints/): now
+      when it was built, when a statement first reads it when it was reused. -#}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
   {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='view') -%}
   {%- set reuse = adapter.reuse_view_plan(target_relation, old_relation, sql, model, should_full_refresh(),
                                           (pre_hooks + post_hooks) | length > 0) -%}
   {%- if reuse['reuse'] -%}
     {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-    {%- do adapter.checkpoint_view(target_relation, sql, model) -%}
+    {%- do adapter.checkpoint_view(target_relation, sql, model, reused=true) -%}
     {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
     {{ return({'relations': [target_relation]}) }}
   {%- endif -%}
