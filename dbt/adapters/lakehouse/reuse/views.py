@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -51,13 +52,14 @@ def view_plan(
         return refused
     target = TableName.of(relation)
     with adapter._spark_session(f"decide whether view {target} is reused") as spark:
-        if runtime.is_connect(spark):
-            why = "Spark Connect (the query's plan is not readable from the client)"
-            return built(invocation, node_id, f"not reusable: {why}")
-        inputs = node_inputs(spark, query)
-        remember(str(relation), inputs)
+        if runtime.is_connect(spark):  # the plan is not readable from a client: columns only
+            frame = spark.sql(with_checkpoints(query, shapes=True))
+        else:
+            inputs = node_inputs(spark, query)
+            remember(str(relation), inputs)
+            frame = inputs.frame
         context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
-        definition = view_definition(query, inputs.frame.schema.json(), context, model)
+        definition = view_definition(query, frame.schema.json(), context, model)
     if full_refresh:
         why = "--full-refresh"
     elif existing is None or not existing.is_view:
