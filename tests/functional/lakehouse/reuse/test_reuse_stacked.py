@@ -12,16 +12,9 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
-from functional.lakehouse.reuse.test_reuse import REUSED, ReuseOnProfile, verdicts
+from functional.lakehouse.reuse.test_reuse import REUSED, SOURCES_YML, ReuseOnProfile, verdicts
 from functional.lakehouse.shared.tables import rows, table
 
-SOURCES_YML = """
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: events
-"""
 V0 = "select id, v from {{ source('raw', 'events') }}"
 # v1 is checkpointed (its config); v2 and v3 read it, so each has a stand-in over it.
 V1 = (
