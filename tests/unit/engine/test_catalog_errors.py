@@ -157,6 +157,16 @@ def test_a_row_level_operation_overtaken_by_another_commit_is_a_commit_conflict(
     assert engine_error_type(text) is CommitConflictError
 
 
+def test_a_view_replaced_by_another_run_at_once_is_a_commit_conflict() -> None:
+    from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type
+
+    text = (
+        "org.apache.iceberg.exceptions.AlreadyExistsException: View was updated concurrently: "
+        "s.stg_events"
+    )
+    assert engine_error_type(text) is CommitConflictError
+
+
 # The xerial SQLite driver's words (SQLiteErrorCode: "[<code>] <its message> (<SQLite's>)"),
 # once the busy timeout has passed with another process's write lock still held.
 SQLITE_BUSY = (

@@ -37,6 +37,9 @@ _COMMIT_CONFLICT = (
     "Commit failed: Requirement failed",
     # A MERGE overtaken between its scan and its runtime filter: nothing written, so retried.
     "Runtime file filtering is not possible: the table has been concurrently modified",
+    # Two `CREATE OR REPLACE VIEW`s of one view at once (Iceberg's JDBC catalog, the embedded
+    # one): the loser replaced nothing, and its retry leaves the view as the statement says.
+    "View was updated concurrently",
 )
 _ACCESS_DENIED = (
     "Status Code: 403",

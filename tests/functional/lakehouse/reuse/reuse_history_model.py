@@ -6,10 +6,13 @@ A node could have been reused when nothing it reads or is defined by changed sin
 build: its own definition (SQL meaning, config, the vars it renders, a seed's CSV) and, for each
 node it reads, that node's state. What a node reads is data (a source, seed, table, incremental
 model or snapshot: its `main` snapshot id and its columns), except through a view, which holds no
-rows: the view's own definition and, in turn, what the view reads. A view itself is what its
-statement stores: its text (a comment around its query is not stored, spaces inside it are) and
-the columns of its inputs (reuse redefines a view when an upstream gains a column, not when its
-rows move); its readers see its meaning, not its text.
+rows: the view's own definition and, in turn, what the view reads. A view itself reads only the
+definitions and columns of its inputs (reuse redefines a view when an upstream gains a column, not
+when its rows move). Its own definition stands for the text its statement stores
+(reuse/plan.py view_definition): the history's comment and blank-line edits are around the query,
+which is not stored; an edit of spaces alone inside it is not seen by dbt's partial parse (the
+model keeps its earlier SQL until its file is parsed again), so a view rebuilt after one is a
+reuse missed, never a wrong one.
 
 Each node's signature is computed after the step's build from the snapshot ids observed then, so
 an upstream that was rebuilt (a new snapshot, even with the same rows) makes its readers "must
@@ -91,14 +94,10 @@ class History:
         self.recorded: dict[str, Hashable] = {}
 
     def signatures(
-        self,
-        definitions: Mapping[str, Hashable],
-        data: Mapping[str, Hashable],
-        texts: Mapping[str, Hashable] | None = None,
+        self, definitions: Mapping[str, Hashable], data: Mapping[str, Hashable]
     ) -> dict[str, Hashable]:
         """Each dbt node's signature now. `definitions`: a node's own definition (absent: a
-        constant one); `data`: each data node's state after the build (snapshot id, columns);
-        `texts`: a view's query as its statement stores it (readers do not see it)."""
+        constant one); `data`: each data node's state after the build (snapshot id, columns)."""
         view_sig: dict[str, Hashable] = {}
         data_sig: dict[str, Hashable] = {}
         for uid in self.order:
@@ -114,7 +113,7 @@ class History:
             else:
                 data_sig[uid] = ("data", uid, data.get(uid)) if node.kind in DATA_KINDS else None
         return {
-            uid: (view_sig[uid], (texts or {}).get(uid))
+            uid: view_sig[uid]
             if node.kind == "view"
             else (node.kind, definitions.get(uid), tuple(data_sig[p] for p in node.parents))
             for uid, node in self.nodes.items()

@@ -273,19 +273,6 @@ def definitions(state: State, uids: Mapping[str, str]) -> dict[str, object]:
     return own
 
 
-def view_texts(state: State, uids: Mapping[str, str]) -> dict[str, str]:
-    """Each view's query as its statement stores it: comments and blank lines around the
-    query are not kept, spaces inside it are (reuse/plan.py view_definition)."""
-    texts = {}
-    for name, uid in uids.items():
-        config, variants = MODELS.get(name, ("", ()))
-        if "materialized='view'" in config:
-            body = cosmetic(variants[state.variant.get(name, 0)], state, name)
-            lines = [line for line in body.splitlines() if not line.startswith("-- edit")]
-            texts[uid] = "\n".join(lines).strip()
-    return texts
-
-
 def values(rows) -> str:
     return ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
 

@@ -58,7 +58,6 @@ from functional.lakehouse.reuse.reuse_history_project import (
     project_files,
     values,
     vars_arg,
-    view_texts,
     write_project,
 )
 from functional.lakehouse.reuse.reuse_history_steps import generate, initial_state
@@ -175,7 +174,7 @@ class TestReuseHistory:
             full = number == 0 or mode == "full_refresh"
             for name in INCREMENTAL_BRANCH:
                 own[uids[name]] = (own[uids[name]], "full" if full else "incremental")
-            signatures = history.signatures(own, data, view_texts(state, uids))
+            signatures = history.signatures(own, data)
             could = history.could_reuse(signatures, mode == "full_refresh")
             if mode != "concurrent":
                 reused = {uid: o.reused for uid, o in runs[0].items() if uid in could}
