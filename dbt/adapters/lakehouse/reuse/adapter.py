@@ -125,13 +125,20 @@ KINDS: dict[str, tuple[tuple[str, ...], str | None]] = {
 }
 
 
+def audited_refusal(spark: Any) -> str | None:
+    """Why nothing is reused in an audited run (views too): its inputs are on its branch, and
+    every node's own statement is what the audit checks before publishing."""
+    branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+    return f"an audited run (branch {branch})" if branch else None
+
+
 def session_refusal(spark: Any) -> str | None:
     """Why no node is reused in this session (data tests ask it too, reuse/tests.py): an
     audited run, whose inputs are on its branch, or commits that carry no record (Spark
     Connect); None when neither."""
-    branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
-    if branch:
-        return f"an audited run (branch {branch})"
+    audited = audited_refusal(spark)
+    if audited:
+        return audited
     lineage_off = lineage.lineage_off_reason(spark)
     if lineage_off:
         return f"this session's commits carry no record ({lineage_off})"

@@ -21,7 +21,7 @@ from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import BUILD_PREFIX
-from dbt.adapters.lakehouse.reuse.adapter import built, node_of, refusal
+from dbt.adapters.lakehouse.reuse.adapter import audited_refusal, built, node_of, refusal
 from dbt.adapters.lakehouse.reuse.inputs import node_inputs
 from dbt.adapters.lakehouse.reuse.plan import view_definition
 from dbt.adapters.lakehouse.reuse.stand_ins import remember
@@ -52,6 +52,9 @@ def view_plan(
         return refused
     target = TableName.of(relation)
     with adapter._spark_session(f"decide whether view {target} is reused") as spark:
+        audited = audited_refusal(spark)
+        if audited:
+            return built(invocation, node_id, f"not reusable: {audited}")
         if runtime.is_connect(spark):  # the plan is not readable from a client: columns only
             frame = spark.sql(with_checkpoints(query, shapes=True))
         else:
