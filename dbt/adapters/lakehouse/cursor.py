@@ -159,11 +159,11 @@ class LakehouseCursor:
         self._clock = StatementClock(self._spark, self._node, target is not None)
         self._analysed: DataFrame | None = None
         if target is None:
-            self._df = self._run_with_commit_retries(statement, args)
+            self._df = self._run_with_commit_retries(statement, args, reading)
             self._clock.ran(self._df if self._analysed is None else self._analysed)
             return
         with commit_lineage(self._spark, self._node, self._tags) as properties:
-            self._df = self._run_with_commit_retries(statement, args)
+            self._df = self._run_with_commit_retries(statement, args, reading)
         self._clock.ran(self._df)
         committed = committed_snapshot(self._spark, target, properties, commit_kind(statement))
         self._clock.checked()
@@ -186,12 +186,15 @@ class LakehouseCursor:
                 "read_only for that depot."
             )
 
-    def _run_with_commit_retries(self, statement: str, args: list[Any] | None) -> DataFrame:
+    def _run_with_commit_retries(
+        self, statement: str, args: list[Any] | None, reading: str
+    ) -> DataFrame:
+        """`reading`: the statement over the run's stand-ins (itself when it reads none)."""
         attempt = 0
         while True:
             try:
                 runtime.tag_thread(self._spark, self._job_group, self._job_description)
-                return self._sql(statement, args)
+                return self._sql(statement, args, reading)
             except Exception as exc:
                 text = engine_error_text(exc)
                 if engine_error_type(text) is not CommitConflictError:
@@ -208,7 +211,7 @@ class LakehouseCursor:
                 )
                 self._sleep(delay)
 
-    def _sql(self, statement: str, args: list[Any] | None) -> DataFrame:
+    def _sql(self, statement: str, args: list[Any] | None, reading: str) -> DataFrame:
         created = None if args else create_over_stand_ins(self._spark, statement)
         if created is not None:  # its query's analysis is the statement's planning
             self._analysed, result = created
@@ -216,7 +219,6 @@ class LakehouseCursor:
         frame = prepared.take(self._spark, statement)
         # The run's checkpointed views read as their checkpoints (checkpoints/); a frame
         # analysed over the views themselves is then not the one to run.
-        reading = with_checkpoints(statement)
         if reading is not statement:
             logger.debug(f"{self._node}: reads this run's checkpoints of the views it names")
             statement, frame = reading, None
