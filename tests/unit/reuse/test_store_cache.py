@@ -103,7 +103,23 @@ def test_a_store_not_there_yet_is_looked_for_once_ahead_of_the_tests(store: Stor
     assert store.reads == []
 
 
+def test_a_store_not_there_yet_is_created_ahead_of_the_invocations_end(store: Store) -> None:
+    missing = "[SCHEMA_NOT_FOUND] The schema `c`.`lakehouse_system` cannot be found."
+    test_store.prefetch(_Session(missing), "inv", "c", store.execute)
+    test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
+    assert store.statements == test_store.create_sql(test_store.store_of("c"))
+    # A store that cannot be created (a read-only depot) is left to the end's write.
+    test_store.end_invocation()
+
+    def refused(sql: str) -> None:
+        raise RuntimeError("mounted read-only")
+
+    test_store.prefetch(_Session(missing), "inv-2", "c", refused)
+    assert test_store.recorded(store.query, "inv-2", "c", ("a", "c.s.a"), store.state) is None
+
+
 def test_an_unreadable_store_is_left_to_the_first_test(store: Store) -> None:
-    test_store.prefetch(_Session("Connection refused"), "inv", "c")
+    test_store.prefetch(_Session("Connection refused"), "inv", "c", store.execute)
     found = test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
     assert found == Stored(2, True, False, {}) and len(store.reads) == 1
+    assert store.statements == []  # only a store known to be missing is created

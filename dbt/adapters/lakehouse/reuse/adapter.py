@@ -163,7 +163,7 @@ def _decide(
         why = session_refusal(spark)
         if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
-        _prefetch_test_results(spark, invocation, target.catalog)
+        _prefetch_test_results(adapter, spark, invocation, target.catalog)
         read = metadata.reader(spark, adapter._metadata_rows)
         identity = identify(spark, read, target)
     if isinstance(identity, str):
@@ -191,12 +191,22 @@ def _decide(
     return built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
 
 
-def _prefetch_test_results(spark: Any, invocation: str, catalog: str) -> None:
-    """A command that runs tests reads their results' store before the first test needs it."""
+def _prefetch_test_results(
+    adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
+) -> None:
+    """A command that runs tests reads their results' store before the first test needs it
+    (and creates it when it is not there yet, through the cursor, which refuses a read-only
+    depot)."""
     from dbt.flags import get_flags
 
-    if str(getattr(get_flags(), "WHICH", "")) in test_store.TESTING_COMMANDS:
-        test_store.prefetch(spark, invocation, catalog)
+    if str(getattr(get_flags(), "WHICH", "")) not in test_store.TESTING_COMMANDS:
+        return
+
+    def execute(statement: str) -> None:
+        with adapter.connection_named("lakehouse_test_results_store"):
+            adapter.execute(statement)
+
+    test_store.prefetch(spark, invocation, catalog, execute)
 
 
 def _first_incremental_run(plan: RefreshPlan) -> RefreshPlan:

@@ -10,7 +10,8 @@ now, so which of two concurrent rows wins never decides correctness.
 
 Read once per invocation per catalog (the first test that asks reads, the others wait and take
 the cached rows); written once per invocation per catalog, at its end (the adapter's
-`cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit.
+`cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit. A
+store not there yet is created by the read ahead of the tests (prefetch), off the run's path.
 
 The read is a scan (a Spark job: 0.3 s to several seconds on a loaded 2-core machine, on the
 path of every build that runs tests). The process keeps the rows it last
@@ -220,22 +221,27 @@ def _know(catalog: str, now: tuple[int, int] | None, rows: dict[tuple[str, str],
             _KNOWN[catalog] = (now[0], rows)
 
 
-def prefetch(spark: Any, invocation: str, catalog: str) -> None:
+def prefetch(spark: Any, invocation: str, catalog: str, execute: Execute | None = None) -> None:
     """Read `catalog`'s store in the background, from the invocation's first node that decides
     (a seed or a model, before any test runs), so no test waits for the read. Its failure only
-    leaves the read to the first test (recorded)."""
+    leaves the read to the first test (recorded). A store not there yet is created then, with
+    `execute` (the adapter's statements, on a connection of its own), so the invocation's end
+    only appends to it: creating it there took 0.3 s of the sample's first build."""
     key = (invocation, catalog)
     with _READ_LOCK:
         if key in _READ or key in _PREFETCH:
             return
         thread = threading.Thread(
-            target=_prefetched, args=(spark, key), name="lakehouse-test-results", daemon=True
+            target=_prefetched,
+            args=(spark, key, execute),
+            name="lakehouse-test-results",
+            daemon=True,
         )
         _PREFETCH[key] = thread
     thread.start()
 
 
-def _prefetched(spark: Any, key: tuple[str, str]) -> None:
+def _prefetched(spark: Any, key: tuple[str, str], execute: Execute | None = None) -> None:
     started = time.monotonic()
     now = _state_now(key[1], jvm_state(spark))
     found = _unchanged(key[1], now)
@@ -246,6 +252,8 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
             if engine_error_type(engine_error_text(exc)) not in _MISSING:
                 return  # unreadable: the first test's read (recorded) tries again and says why
             rows = []  # no test recorded in this catalog yet: the tests need not look again
+            if execute is not None:
+                _create(execute, store_of(key[1]))
         found = parse_rows(rows)
         _know(key[1], now, found)
     logger.debug(
@@ -254,6 +262,16 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     )
     with _READ_LOCK:
         _READ.setdefault(key, found)
+
+
+def _create(execute: Execute, table: TableName) -> None:
+    """The store made empty ahead of the invocation's end. Its failure (a read-only depot, a
+    concurrent run creating it) leaves the creation to that end's write, which says why."""
+    try:
+        for statement in create_sql(table):
+            execute(statement)
+    except Exception as exc:
+        logger.debug(f"creating {table} ahead of the tests' results failed: {exc}")
 
 
 def recorded(
