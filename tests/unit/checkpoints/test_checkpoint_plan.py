@@ -11,9 +11,13 @@ from dbt.adapters.lakehouse.checkpoints import registry
 from dbt.adapters.lakehouse.checkpoints.plan import (
     CHECKPOINT_REPEATS,
     CHECKPOINT_SCANS,
+    SHARED_READERS,
+    SHARED_REPEATS,
+    SHARED_SCANS,
     leaves,
     reads_checkpoints,
     rewrite,
+    run_readers,
     setting_problem,
     should_checkpoint,
     temp_view_name,
@@ -49,6 +53,32 @@ def test_auto_checkpoints_a_stack_not_a_plan_naming_many_tables() -> None:
     # Many relations, none of them scanned CHECKPOINT_REPEATS times: nothing is copied.
     flat = Counter({f"t{n}": CHECKPOINT_REPEATS - 1 for n in range(CHECKPOINT_SCANS)})
     assert not should_checkpoint(flat, "auto")
+
+
+def test_auto_checkpoints_a_smaller_plan_several_of_the_runs_nodes_read() -> None:
+    # The stacked project's `w_` views: 8 scans, two of one seed, each read by two views.
+    shared = Counter({SEED: SHARED_REPEATS, **{f"t{n}": 1 for n in range(SHARED_SCANS - 2)}})
+    assert sum(shared.values()) == SHARED_SCANS
+    assert should_checkpoint(shared, "auto", readers=SHARED_READERS)
+    assert not should_checkpoint(shared, "auto", readers=SHARED_READERS - 1)  # one reader
+    assert not should_checkpoint(shared, False, readers=SHARED_READERS)
+    # Smaller, or copying nothing: left alone however many read it.
+    assert not should_checkpoint(Counter({SEED: SHARED_SCANS - 1}), "auto", readers=9)
+    flat = Counter({f"t{n}": 1 for n in range(SHARED_SCANS)})
+    assert not should_checkpoint(flat, "auto", readers=9)
+
+
+def test_run_readers_count_the_runs_nodes_reading_each_node() -> None:
+    nodes = {
+        "model.p.w": {"depends_on": {"nodes": ["model.p.a", "model.p.b"]}},
+        "model.p.d1": {"depends_on": {"nodes": ["model.p.w", "model.p.w"]}},  # counted once
+        "model.p.d2": {"depends_on": {"nodes": ["model.p.w"]}},
+        "test.p.t": {"depends_on": {"nodes": ["model.p.w"], "macros": []}},
+        "model.p.other": {"depends_on": {"nodes": ["model.p.w"]}},
+    }
+    selected = ["model.p.w", "model.p.d1", "model.p.d2", "test.p.t"]  # not model.p.other
+    assert run_readers(nodes, selected) == {"model.p.w": 3, "model.p.a": 1, "model.p.b": 1}
+    assert run_readers(nodes, ["model.p.missing"]) == {}
 
 
 @pytest.mark.parametrize("value", ["yes", "on", 1, "true"])

@@ -16,6 +16,7 @@ from dbt.adapters.lakehouse.checkpoints.catalog_views import as_stored
 from dbt.adapters.lakehouse.checkpoints.plan import (
     leaves,
     normalized,
+    run_readers,
     setting_problem,
     should_checkpoint,
     temp_view_name,
@@ -31,7 +32,13 @@ logger = AdapterLogger("Lakehouse")
 
 
 def after_view(
-    adapter: LakehouseAdapter, relation: Any, sql: str, model: Any, reused: bool = False
+    adapter: LakehouseAdapter,
+    relation: Any,
+    sql: str,
+    model: Any,
+    reused: bool = False,
+    graph: Any = None,
+    selected: Any = None,
 ) -> None:
     """Record the view built (or reused) as `relation` from `sql`, and what stands in for it in
     the run's later statements: a checkpoint when its `checkpoint` config says so (`auto`: when
@@ -40,7 +47,10 @@ def after_view(
 
     The checkpoint's rows are the view's at the moment its first reader in this run computes
     them: everything the view reads was built before it, so they are the rows that reader
-    would have read through the view."""
+    would have read through the view.
+
+    `graph`, `selected`: dbt's flat graph and the run's selected nodes, which say how many of
+    the run's nodes read the view (`auto` checkpoints a smaller plan that several read)."""
     setting = model["config"].get("checkpoint")
     problem = setting_problem(setting)
     if problem is not None:
@@ -48,7 +58,7 @@ def after_view(
     invocation = registry.current_invocation()
     name = str(relation)
     scanned = leaves(sql, registry.known_leaves(invocation))
-    checkpoint = should_checkpoint(scanned, setting)
+    checkpoint = should_checkpoint(scanned, setting, _readers(invocation, model, graph, selected))
     query = registry.with_checkpoints(sql, invocation)
     if not checkpoint and query is sql:
         registry.record_view(invocation, name, scanned)
@@ -81,6 +91,15 @@ def after_view(
         f"{name}: its inlined plan scans {view_scans} relations; this run's later statements"
         f" read it as {temp}, computed once by the first of them"
     )
+
+
+def _readers(invocation: str, model: Any, graph: Any, selected: Any) -> int:
+    """How many of the run's nodes read the view (0 when dbt did not say)."""
+    if not graph or selected is None:
+        return 0
+    nodes = graph.get("nodes") or {}
+    readers = registry.run_readers(invocation, lambda: run_readers(nodes, selected))
+    return readers.get(model["unique_id"], 0)
 
 
 def _stand_in(spark: Any, query: str, relation: Any) -> Any:

@@ -20,11 +20,18 @@ class CheckpointMethods(metaclass=AdapterMeta):
 
     @available
     def checkpoint_view(
-        self: LakehouseAdapter, relation: Any, sql: str, model: Any, reused: bool = False
+        self: LakehouseAdapter,
+        relation: Any,
+        sql: str,
+        model: Any,
+        reused: bool = False,
+        graph: Any = None,
+        selected: Any = None,
     ) -> str:
         """After a view model is built or reused: checkpoint it for the run's later statements
-        when its `checkpoint` config says so (checkpoints/adapter.py)."""
-        checkpoints.after_view(self, relation, sql, model, reused)
+        when its `checkpoint` config says so (checkpoints/adapter.py); `graph`, `selected`:
+        dbt's, which say how many of the run's nodes read it."""
+        checkpoints.after_view(self, relation, sql, model, reused, graph, selected)
         return ""
 
     def cleanup_connections(self) -> None:

@@ -14,12 +14,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 # A view is checkpointed when its inlined plan scans this many relations or more, one of them
 # this many times or more: a plan that only names many tables copies nothing.
 CHECKPOINT_SCANS = 16
 CHECKPOINT_REPEATS = 4
+# A smaller plan copied into several readers: a view whose inlined plan scans this many
+# relations or more, one of them this many times or more, read by this many of the run's nodes
+# or more, each of which would run its plan again (bench/stacked_views.py: the seven `w_` views,
+# 8 scans each, each read by two `d_` views, whose readers inlined each of them twice).
+SHARED_SCANS = 8
+SHARED_REPEATS = 2
+SHARED_READERS = 2
 
 Leaves = Counter[str]
 
@@ -64,14 +72,28 @@ def setting_problem(setting: object) -> str | None:
     )
 
 
-def should_checkpoint(scanned: Leaves, setting: object) -> bool:
+def should_checkpoint(scanned: Leaves, setting: object, readers: int = 0) -> bool:
     """The model's `checkpoint` config (valid: setting_problem): true always, false never;
     `auto`, the default, when its inlined plan scans CHECKPOINT_SCANS relations or more, one of
-    them CHECKPOINT_REPEATS times or more."""
+    them CHECKPOINT_REPEATS times or more; or SHARED_SCANS, one of them SHARED_REPEATS times,
+    when `readers` (the run's nodes that read the view) are SHARED_READERS or more."""
     if isinstance(setting, bool):
         return setting
     total = sum(scanned.values())
-    return total >= CHECKPOINT_SCANS and max(scanned.values(), default=0) >= CHECKPOINT_REPEATS
+    most = max(scanned.values(), default=0)
+    if total >= CHECKPOINT_SCANS and most >= CHECKPOINT_REPEATS:
+        return True
+    return readers >= SHARED_READERS and total >= SHARED_SCANS and most >= SHARED_REPEATS
+
+
+def run_readers(nodes: Mapping[str, Any], selected: Iterable[str]) -> Counter[str]:
+    """unique id -> how many of the run's nodes (`selected`, dbt's selected_resources) read it,
+    from dbt's graph (`nodes`: its flat graph's nodes, each with `depends_on.nodes`)."""
+    readers: Counter[str] = Counter()
+    for unique_id in selected:
+        node = nodes.get(unique_id) or {}
+        readers.update(set((node.get("depends_on") or {}).get("nodes") or ()))
+    return readers
 
 
 def temp_view_name(relation_name: str, invocation_id: str, kind: str = "checkpoint") -> str:

@@ -9,6 +9,7 @@ session is the process's own: a checkpoint is a temporary view of that session.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,8 @@ class _Run:
     # view -> what its query reads, as reuse decided it (reuse/stand_ins.py), for the readers
     # of its stand-in
     inputs: dict[str, Any] = field(default_factory=dict)
+    # node -> how many of the run's nodes read it (plan.py run_readers), counted once a run
+    readers: Counter[str] | None = None
 
 
 _LOCK = threading.Lock()
@@ -59,6 +62,15 @@ def known_leaves(invocation_id: str) -> dict[str, Leaves]:
     with _LOCK:
         run = _RUNS.get(invocation_id)
         return dict(run.leaves) if run else {}
+
+
+def run_readers(invocation_id: str, count: Callable[[], Counter[str]]) -> Counter[str]:
+    """How many of the run's nodes read each node: `count`ed by the run's first view."""
+    with _LOCK:
+        run = _RUNS.setdefault(invocation_id, _Run())
+        if run.readers is None:
+            run.readers = count()
+        return run.readers
 
 
 def record_view(invocation_id: str, name: str, scanned: Leaves) -> None:

@@ -25,7 +25,10 @@ LEVELS = 6
 # `auto`); v6 is, its config unset (`auto`): its plan would scan 32 relations. v2 to v5 read
 # v1's checkpoint.
 CONFIGS = {1: "{{ config(checkpoint=true) }}\n", 5: "{{ config(checkpoint=false) }}\n"}
-EXPECTED_CHECKPOINTS = {"v1": 2, "v6": 32}
+# `wide` scans the seed 8 times, too few for `auto` alone, but two of the run's nodes read it
+# (the table t_wide and a test): `auto` checkpoints it for them.
+WIDE = " union all ".join(f"select id, v + {n} as v from {{{{ ref('base') }}}}" for n in range(8))
+EXPECTED_CHECKPOINTS = {"v1": 2, "v6": 32, "wide": 8}
 
 
 def _level(n: int) -> str:
@@ -75,9 +78,14 @@ class TestViewCheckpoints:
                 "{{ config(materialized='table') }}\n"
                 f"select count(*) as n, sum(v) as total from {{{{ ref('v{level}') }}}}\n"
             )
-        found["schema.yml"] = (
-            f"models:\n  - name: v{LEVELS}\n    columns:\n      - name: id\n"
-            "        data_tests: [not_null]\n"
+        found["wide.sql"] = WIDE + "\n"
+        found["t_wide.sql"] = (
+            "{{ config(materialized='table') }}\n"
+            "select count(*) as n, sum(v) as total from {{ ref('wide') }}\n"
+        )
+        found["schema.yml"] = "models:\n" + "".join(
+            f"  - name: {view}\n    columns:\n      - name: id\n        data_tests: [not_null]\n"
+            for view in (f"v{LEVELS}", "wide")
         )
         return found
 
@@ -87,7 +95,8 @@ class TestViewCheckpoints:
         made = _checkpoints(Path(project.project_root))
         assert {view: c["scans"] for view, c in made.items()} == EXPECTED_CHECKPOINTS
         log = (Path(logs_dir) / "dbt.log").read_text()
-        readers = ("model.test.t_total", "model.test.t_mid", f"test.test.not_null_v{LEVELS}_id")
+        readers = ("model.test.t_total", "model.test.t_mid", f"test.test.not_null_v{LEVELS}_id",
+                   "model.test.t_wide", "test.test.not_null_wide_id")  # fmt: skip
         for reader in readers:
             assert any(
                 reader in line and "reads this run's checkpoints" in line
@@ -97,6 +106,11 @@ class TestViewCheckpoints:
             relation = f"{project.database}.{project.test_schema}.{table}"
             row = project.run_sql(f"select n, total from {relation}", fetch="one")
             assert tuple(row) == _expected_rows(level), table
+        wide = f"{project.database}.{project.test_schema}.t_wide"
+        assert tuple(project.run_sql(f"select n, total from {wide}", fetch="one")) == (
+            24,
+            sum(v + n for v in (10, 20, 30) for n in range(8)),
+        )
         # Released at the run's end: the session (this process's) holds none of them, though it
         # would show one.
         ENGINE.active.sql("select 1 as probe").createOrReplaceTempView("lakehouse_probe")

@@ -10,12 +10,12 @@
                                           (pre_hooks + post_hooks) | length > 0) -%}
   {%- if reuse['reuse'] -%}
     {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}{%- endcall -%}
-    {%- do adapter.checkpoint_view(target_relation, sql, model, reused=true) -%}
+    {%- do adapter.checkpoint_view(target_relation, sql, model, true, graph, selected_resources) -%}
     {%- do lakehouse_report_node('REUSED', 0, 'REUSED') -%}
     {{ return({'relations': [target_relation]}) }}
   {%- endif -%}
   {%- set result = create_or_replace_view() -%}
-  {%- do adapter.checkpoint_view(target_relation, sql, model) -%}
+  {%- do adapter.checkpoint_view(target_relation, sql, model, false, graph, selected_resources) -%}
   {%- do lakehouse_report_node('CREATE VIEW') -%}
   {{ return(result) }}
 {%- endmaterialization %}
