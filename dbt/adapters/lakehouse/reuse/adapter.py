@@ -194,12 +194,16 @@ def _decide(
 def _prefetch_test_results(
     adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
 ) -> None:
-    """A command that runs tests reads their results' store before the first test needs it
-    (and creates it when it is not there yet, through the cursor, which refuses a read-only
-    depot)."""
+    """A command that runs data tests reads their results' store before the first test needs
+    it (and creates it when it is not there yet, through the cursor, which refuses a read-only
+    depot); one that selected none (`build --resource-type model`) neither reads nor creates."""
     from dbt.flags import get_flags
 
+    from dbt import selected_resources
+
     if str(getattr(get_flags(), "WHICH", "")) not in test_store.TESTING_COMMANDS:
+        return
+    if not any(str(node).startswith("test.") for node in selected_resources.SELECTED_RESOURCES):
         return
 
     def execute(statement: str) -> None:
