@@ -29,6 +29,7 @@ CONFIGS = {1: "{{ config(checkpoint=true) }}\n", 5: "{{ config(checkpoint=false)
 # (the table t_wide and a test): `auto` checkpoints it for them.
 WIDE = " union all ".join(f"select id, v + {n} as v from {{{{ ref('base') }}}}" for n in range(8))
 EXPECTED_CHECKPOINTS = {"v1": 2, "v6": 32, "wide": 8}
+WIDE_ROWS = (24, sum(v + n for v in (10, 20, 30) for n in range(8)))
 
 
 def _level(n: int) -> str:
@@ -56,6 +57,11 @@ def _checkpoints(project_root: Path) -> dict[str, dict]:
         for r in results["results"]
         if (r.get("adapter_response") or {}).get("checkpoint")
     }
+
+
+def _wide_rows(project) -> tuple:
+    wide = f"{project.database}.{project.test_schema}.t_wide"
+    return tuple(project.run_sql(f"select n, total from {wide}", fetch="one"))
 
 
 def _exists(view: str) -> bool:
@@ -106,11 +112,7 @@ class TestViewCheckpoints:
             relation = f"{project.database}.{project.test_schema}.{table}"
             row = project.run_sql(f"select n, total from {relation}", fetch="one")
             assert tuple(row) == _expected_rows(level), table
-        wide = f"{project.database}.{project.test_schema}.t_wide"
-        assert tuple(project.run_sql(f"select n, total from {wide}", fetch="one")) == (
-            24,
-            sum(v + n for v in (10, 20, 30) for n in range(8)),
-        )
+        assert _wide_rows(project) == WIDE_ROWS
         # Released at the run's end: the session (this process's) holds none of them, though it
         # would show one.
         ENGINE.active.sql("select 1 as probe").createOrReplaceTempView("lakehouse_probe")
@@ -127,12 +129,15 @@ class TestViewCheckpoints:
         made = _checkpoints(Path(project.project_root))
         assert {view: c["scans"] for view, c in made.items()} == EXPECTED_CHECKPOINTS
 
+        assert _wide_rows(project) == WIDE_ROWS
+
         # Rebuilt alone, no view built in the run, so none checkpointed: the same rows.
-        run_dbt(["run", "-s", "t_total", "--full-refresh"])
+        run_dbt(["run", "-s", "t_total", "t_wide", "--full-refresh"])
         assert _checkpoints(Path(project.project_root)) == {}
         total = f"{project.database}.{project.test_schema}.t_total"
         row = project.run_sql(f"select n, total from {total}", fetch="one")
         assert tuple(row) == _expected_rows(LEVELS)
+        assert _wide_rows(project) == WIDE_ROWS
 
     def test_a_checkpoint_keeps_its_rows_in_at_most_the_partitions_asked(self, project):
         """A view unioning many scans has a partition per scan; its checkpoint keeps the same
