@@ -38,6 +38,7 @@ from dbt.adapters.lakehouse.engine.masters import (
     start_timeout_message,
 )
 from dbt.adapters.lakehouse.engine.py4j_args import answer_without_imports
+from dbt.adapters.lakehouse.engine.py4j_nodelay import answer_without_delay
 from dbt.adapters.lakehouse.engine.session_catalogs import (
     initialize_s3a_credentials,
     load_catalogs_with_secrets,
@@ -161,6 +162,7 @@ class _Engine:
             spark = self._attach(spec, java, keep_minutes)
         else:
             spark = self._start_spark(spec, java)
+        answer_without_delay(spark)
         if spec.embedded_catalog is not None:
             try:
                 open_embedded_catalog(spark, spec.embedded_catalog)
