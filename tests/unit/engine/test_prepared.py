@@ -1,5 +1,6 @@
 """engine/prepared.py: a data test's analysed query is taken only by the statement that runs
-exactly that query, in the same session, once."""
+exactly that query, in the same session, once; a view's, only by that view's stand-in, which
+statements in between leave it for."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ COMMENT = '/* {"app": "dbt", "node_id": "test.p.t"} */'
 
 def setup_function() -> None:
     prepared.forget()
+    prepared.forget_stand_in()
 
 
 def test_the_statement_with_dbts_comment_before_or_after_takes_it() -> None:
@@ -57,3 +59,19 @@ def test_each_thread_has_its_own() -> None:
     worker.join()
     assert seen == [None]
     assert prepared.take(session, QUERY) is frame
+
+
+def test_a_views_frame_is_for_its_stand_in_across_its_statement() -> None:
+    session, frame = object(), object()
+    prepared.keep_for_stand_in(session, QUERY, frame)
+    assert prepared.take(session, QUERY) is None  # a statement: not its slot
+    assert prepared.take_for_stand_in(session, f"  {QUERY}\n") is frame
+    assert prepared.take_for_stand_in(session, QUERY) is None  # once
+    prepared.keep_for_stand_in(session, QUERY, frame)
+    assert prepared.take_for_stand_in(session, QUERY.replace("'a  b'", "'a b'")) is None
+    assert prepared.take_for_stand_in(session, QUERY) is None  # emptied by the miss
+    prepared.keep_for_stand_in(session, QUERY, frame)
+    assert prepared.take_for_stand_in(object(), QUERY) is None
+    prepared.keep_for_stand_in(session, QUERY, frame)
+    prepared.forget_stand_in()
+    assert prepared.take_for_stand_in(session, QUERY) is None

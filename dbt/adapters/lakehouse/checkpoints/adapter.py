@@ -21,7 +21,7 @@ from dbt.adapters.lakehouse.checkpoints.plan import (
     should_checkpoint,
     temp_view_name,
 )
-from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.report.statements import StatementClock
 
@@ -61,16 +61,20 @@ def after_view(
     checkpoint = should_checkpoint(scanned, setting, _readers(invocation, model, graph, selected))
     query = registry.with_checkpoints(sql, invocation)
     if not checkpoint and query is sql:
+        prepared.forget_stand_in()
         registry.record_view(invocation, name, scanned)
         return
     temp = temp_view_name(name, invocation, "checkpoint" if checkpoint else "view")
     shape = temp_view_name(name, invocation, "shape")
     node = model["unique_id"]
+    over_shapes = registry.with_checkpoints(sql, invocation, shapes=True)
     with adapter._spark_session(f"stand in for view {name}") as spark:
         # Timed as the node's statements, so its split shows this analysis and planning
         # (report/statements.py) rather than leaving it in "dbt".
         clock = StatementClock(spark, node, commits=False)
-        frame = _stand_in(spark, registry.with_checkpoints(sql, invocation, shapes=True), relation)
+        # the view's reuse decision analysed this same text (engine/prepared.py)
+        analysed = prepared.take_for_stand_in(spark, over_shapes)
+        frame = _stand_in(spark, over_shapes, relation, analysed)
         spark.createDataFrame([], frame.schema).createOrReplaceTempView(shape)
         clock.ran(frame)
     # Made over the stand-ins it reads, made first (a temporary view keeps the plan it was
@@ -102,9 +106,10 @@ def _readers(invocation: str, model: Any, graph: Any, selected: Any) -> int:
     return readers.get(model["unique_id"], 0)
 
 
-def _stand_in(spark: Any, query: str, relation: Any) -> Any:
-    """The view's query (over the stand-ins it reads), read with the columns the view stored."""
-    frame = spark.sql(query)
+def _stand_in(spark: Any, query: str, relation: Any, analysed: Any = None) -> Any:
+    """The view's query (over the stand-ins it reads), read with the columns the view stored;
+    `analysed`: that query's frame, when analysed already."""
+    frame = analysed if analysed is not None else spark.sql(query)
     if runtime.is_connect(spark):
         return frame
     return as_stored(spark, frame, TableName.of(relation))

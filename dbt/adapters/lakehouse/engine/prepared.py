@@ -8,6 +8,12 @@ when that statement is exactly the kept query: the same session, the same text o
 query comment is set aside (leading and trailing blanks aside). Anything else (another text,
 another session, a statement with its own confs, a statement in between) falls back to
 `spark.sql`, and a kept frame is taken at most once.
+
+A view's reuse decision analyses the view's query the same way (over the stand-ins of the views
+it reads, reuse/views.py), and the view's stand-in for the run's later statements is that same
+query's frame (checkpoints/adapter.py): the decision keeps it in a slot of its own, which the
+view's statement in between (CREATE VIEW, SHOW TBLPROPERTIES) leaves alone, for the stand-in of
+that view to take when its text is exactly the kept query's.
 """
 
 from __future__ import annotations
@@ -41,6 +47,26 @@ def take(spark: Any, statement: str) -> Any | None:
     if kept is None or kept[0] is not spark:
         return None
     return kept[2] if statement_text(statement) == kept[1] else None
+
+
+def keep_for_stand_in(spark: Any, query: str, frame: Any) -> None:
+    """Keep `frame`, the analysed `query` of `spark`, for the stand-in of the view this thread
+    decided last."""
+    _SLOT.stand_in = (spark, query.strip(), frame)
+
+
+def forget_stand_in() -> None:
+    _SLOT.stand_in = None
+
+
+def take_for_stand_in(spark: Any, query: str) -> Any | None:
+    """The kept frame when `query` is its text in the same session; the slot is emptied either
+    way (a stand-in made later analyses its own query)."""
+    kept = getattr(_SLOT, "stand_in", None)
+    _SLOT.stand_in = None
+    if kept is None or kept[0] is not spark:
+        return None
+    return kept[2] if query.strip() == kept[1] else None
 
 
 def statement_text(statement: str) -> str:

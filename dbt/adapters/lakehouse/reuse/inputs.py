@@ -62,8 +62,10 @@ class PlanInputs:
     # The expressions that make two runs differ (class names, e.g. Rand, CurrentTimestamp).
     varying: tuple[str, ...]
     digest: str
-    # The analysed query, which a data test that runs goes on to run (engine/prepared.py).
+    # The analysed query, which a data test that runs goes on to run, and a view's stand-in
+    # reads (engine/prepared.py); `query`: its text (over this run's stand-ins, or not).
     frame: Any = field(default=None, compare=False, repr=False)
+    query: str = field(default="", compare=False, repr=False)
 
 
 def node_inputs(spark: Any, query: str) -> PlanInputs:
@@ -136,6 +138,7 @@ def plan_inputs(
         tuple(sorted(varying)),
         plan_digest(document, leaves),
         frame,
+        sql,
     )
 
 

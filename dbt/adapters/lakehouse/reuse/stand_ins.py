@@ -32,10 +32,10 @@ STAND_IN_CLASS = "lakehouse.StandIn"
 
 
 def remember(view: str, inputs: Any) -> None:
-    """What `view`'s query reads (reuse/inputs.py PlanInputs, its frame left out), for the
-    readers of its stand-in later in this run."""
+    """What `view`'s query reads (reuse/inputs.py PlanInputs, its frame and text left out), for
+    the readers of its stand-in later in this run."""
     invocation = registry.current_invocation()
-    registry.record_inputs(invocation, view, replace(inputs, frame=None))
+    registry.record_inputs(invocation, view, replace(inputs, frame=None, query=""))
 
 
 def stand_ins_read(query: str) -> tuple[str, dict[str, tuple[str, Any]]]:

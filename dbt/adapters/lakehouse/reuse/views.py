@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
-from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import BUILD_PREFIX
@@ -47,6 +47,7 @@ def view_plan(
 ) -> dict[str, Any]:
     """{reuse, reason} for a view model; when built, the digest its statement records."""
     invocation, node_id, _ = node_of(model)
+    prepared.forget_stand_in()  # another view's, whose stand-in was never made
     refused = refusal(adapter, model, has_hooks)
     if refused is not None:
         return refused
@@ -56,11 +57,15 @@ def view_plan(
         if audited:
             return built(invocation, node_id, f"not reusable: {audited}")
         if runtime.is_connect(spark):  # the plan is not readable from a client: columns only
-            frame = spark.sql(with_checkpoints(query, shapes=True))
+            analysed = with_checkpoints(query, shapes=True)
+            frame = spark.sql(analysed)
         else:
             inputs = node_inputs(spark, query)
             remember(str(relation), inputs)
-            frame = inputs.frame
+            analysed, frame = inputs.query, inputs.frame
+        # The view's stand-in, made after its statement, reads this same query (no second
+        # analysis of a stack of views).
+        prepared.keep_for_stand_in(spark, analysed, frame)
         context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
         definition = view_definition(query, frame.schema.json(), context, model)
     if full_refresh:
