@@ -42,11 +42,7 @@ def forget() -> None:
 def take(spark: Any, statement: str) -> Any | None:
     """The kept frame when `statement` runs exactly its query in the same session; the slot is
     emptied either way (only the statement right after the decision may take it)."""
-    kept = getattr(_SLOT, "kept", None)
-    _SLOT.kept = None
-    if kept is None or kept[0] is not spark:
-        return None
-    return kept[2] if statement_text(statement) == kept[1] else None
+    return _take("kept", spark, statement_text(statement))
 
 
 def keep_for_stand_in(spark: Any, query: str, frame: Any) -> None:
@@ -62,11 +58,17 @@ def forget_stand_in() -> None:
 def take_for_stand_in(spark: Any, query: str) -> Any | None:
     """The kept frame when `query` is its text in the same session; the slot is emptied either
     way (a stand-in made later analyses its own query)."""
-    kept = getattr(_SLOT, "stand_in", None)
-    _SLOT.stand_in = None
+    return _take("stand_in", spark, query.strip())
+
+
+def _take(slot: str, spark: Any, text: str) -> Any | None:
+    """The frame in this thread's `slot` when it was kept for `text` in `spark`; the slot is
+    emptied either way."""
+    kept = getattr(_SLOT, slot, None)
+    setattr(_SLOT, slot, None)
     if kept is None or kept[0] is not spark:
         return None
-    return kept[2] if query.strip() == kept[1] else None
+    return kept[2] if text == kept[1] else None
 
 
 def statement_text(statement: str) -> str:
