@@ -99,10 +99,8 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     folder = Path(tempfile.mkdtemp(prefix="py4j-answers-"))
-    builder = SparkSession.builder
-    for key, value in raw_spark_conf(folder / "warehouse").items():
-        builder = builder.config(key, value)
-    spark = builder.master("local[2]").getOrCreate()
+    conf = raw_spark_conf(folder / "warehouse")
+    spark = SparkSession.builder.config(map=conf).master("local[2]").getOrCreate()
     try:
         timed = answers(spark, table_metadata(spark))
         sizes = {name: len(answer()) for name, answer in timed.items()}

@@ -4,8 +4,8 @@ py4j's Java side writes each answer through an 8 KiB buffer, so an answer longer
 analysed plan's JSON, a table's metadata, a wide schema) leaves its socket in two writes. That
 socket keeps Nagle's algorithm on, so the second write waits for the ACK of the first, which the
 Python side's kernel delays: 40 ms on Linux, for every such answer. Measured on a data test's
-plan (15 KB of JSON): 44-59 ms a call through py4j, 6 ms with TCP_NODELAY on the JVM's side
-(bench/RESULTS.md). py4j has no setting for it and PySpark makes its server, so each connection's
+plan JSON (11.6 KiB): 44 ms a call through py4j, 3.4 ms with TCP_NODELAY (bench/py4j_answers.py,
+bench/RESULTS.md). py4j has no setting for it and PySpark makes its server, so each connection's
 socket is set once, by the first call on it: with pinned threads (PySpark's default, which the
 adapter needs for commit lineage) a Python thread's calls are all served by one JVM thread, and
 that thread's Runnable is its connection. This side's socket is set too, for calls longer than a
