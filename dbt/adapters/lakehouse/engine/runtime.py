@@ -97,6 +97,20 @@ def scala_items(seq: Any) -> list[Any]:
     return [seq.apply(i) for i in range(seq.size())]
 
 
+def sql_with_text_args(spark: Any, statement: str, args: dict[str, str]) -> Any:
+    """`spark.sql(statement, args=args)` for named text parameters.
+
+    In process the values go to the JVM's own `sql(text, args)`, which makes their literals
+    there. PySpark's path wraps each value with `lit`, whose first call in a process imports
+    pandas, numpy and pyarrow (0.25 s, under the import lock that dbt's other threads wait on)
+    and whose every call records its Python call site."""
+    if is_connect(spark):
+        return spark.sql(statement, args=args)
+    from pyspark.sql import DataFrame
+
+    return DataFrame(spark._jsparkSession.sql(statement, args), spark)
+
+
 def _session_class(spark: Any) -> Any:
     """The JVM's SparkSession class, looked up once per session: py4j resolves `jvm.SparkSession`
     by trying each package PySpark imported until one has it, a class-loader search through every

@@ -91,9 +91,10 @@ def load_agate_rows(
         for index in range(len(chunks))
     )
     columns = ", ".join(f"seed_row[{index}] as {quote(name)}" for index, name in enumerate(names))
-    spark.sql(
+    runtime.sql_with_text_args(
+        spark,
         f"select {columns} from ({pieces})",
-        args={f"rows{index}": chunk for index, chunk in enumerate(chunks)},
+        {f"rows{index}": chunk for index, chunk in enumerate(chunks)},
     ).createOrReplaceTempView(view_name)
     return SeedLoad(
         column_names=names,

@@ -33,7 +33,18 @@ class TestSeedValuesArriveIntact(BuildsEveryRun):
     def project_config_update(self):
         return {"seeds": {"+column_types": {"amount": "decimal(10,2)", "id": "int"}}}
 
-    def test_quotes_percent_nulls_and_column_types(self, project):
+    def test_quotes_percent_nulls_and_column_types(self, project, monkeypatch):
+        from pyspark.sql.session import SparkSession
+
+        plain_sql = SparkSession.sql
+
+        def without_pyspark_args(self, query, args=None, **kwargs):
+            # PySpark's args path makes each literal with `lit`, whose first call imports
+            # pandas (runtime.sql_with_text_args): the rows go to the JVM's own instead.
+            assert args is None, "a seed's rows went through PySpark's lit"
+            return plain_sql(self, query, **kwargs)
+
+        monkeypatch.setattr(SparkSession, "sql", without_pyspark_args)
         results = run_dbt(["seed"])
         assert len(results) == 1
         relation = f"`{project.database}`.`{project.test_schema}`.`tricky`"
