@@ -300,10 +300,24 @@ def tracked_inputs(
     inputs = node_inputs(spark, query)
     if inputs.varying:
         return f"non-deterministic ({', '.join(inputs.varying)})"
-    states, untracked = _states(adapter, read, inputs.tables, target, reads_itself)
+    known = _known_first(read, inputs.metadata)
+    states, untracked = _states(adapter, known, inputs.tables, target, reads_itself)
     if [*inputs.untracked, *untracked]:
         return "; ".join([*inputs.untracked, *untracked])
     return inputs, states
+
+
+def _known_first(read: metadata.Reader, known: Mapping[str, str]) -> metadata.Reader:
+    """`read`, except for the tables whose metadata the analysis loaded (PlanInputs.metadata):
+    that metadata, not a second load from the catalog."""
+    if not known:
+        return read
+
+    def found(table: TableName) -> metadata.TableMetadata:
+        text = known.get(str(table))
+        return read(table) if text is None else metadata.parse_metadata_json(text)
+
+    return found
 
 
 def _states(

@@ -29,6 +29,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.reuse import plan_facts
 from dbt.adapters.lakehouse.reuse.stand_ins import cut, stand_ins_read, token
 
 logger = AdapterLogger("Lakehouse")
@@ -66,6 +67,8 @@ class PlanInputs:
     # reads (engine/prepared.py); `query`: its text (over this run's stand-ins, or not).
     frame: Any = field(default=None, compare=False, repr=False)
     query: str = field(default="", compare=False, repr=False)
+    # Each input table's metadata JSON as the analysis loaded it (plan_facts), by its name.
+    metadata: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 def node_inputs(spark: Any, query: str) -> PlanInputs:
@@ -92,10 +95,20 @@ def plan_inputs(
     digest, reuse/stand_ins.py)."""
     frame = spark.sql(sql)
     analyzed = frame._jdf.queryExecution().analyzed()
-    plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
     document = analyzed.toJSON()
+    # Without stand-ins the driver answers for every leaf at once (reuse/plan_facts.py); a
+    # stand-in's part of the plan is told from its JSON, plan by plan.
+    facts = None if stand_ins else plan_facts.describe(spark, analyzed)
+    metadata: dict[str, str] = {}
+    if facts is not None:
+        per_plan = [[_leaf_of(fact, metadata) for fact in found] for found in facts.leaves]
+        deterministic = all(facts.deterministic)
+    else:
+        plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
+        per_plan = [_leaves(plan.collectLeaves()) for plan in plans]
+        deterministic = all(plan.deterministic() for plan in plans)
     # which leaves of each plan are a stand-in's, and what the stand-ins read
-    inside: list[list[bool] | None] = [None] * len(plans)
+    inside: list[list[bool] | None] = [None] * len(per_plan)
     below: list[PlanInputs] = []
     if stand_ins:
         document, inside, below = _cut_stand_ins(document, plans, stand_ins)
@@ -104,8 +117,7 @@ def plan_inputs(
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
     # has `"table": null`: `a EXCEPT b` and `b EXCEPT a` would digest alike), VALUES' rows.
     leaves: list[str] = []
-    for plan, cut_out in zip(plans, inside, strict=True):
-        found_leaves = _leaves(plan.collectLeaves())
+    for found_leaves, cut_out in zip(per_plan, inside, strict=True):
         if cut_out is not None and len(cut_out) != len(found_leaves):
             raise ValueError("a plan's leaves and its JSON's differ")
         for i, (kind, data, found) in enumerate(found_leaves):
@@ -123,7 +135,7 @@ def plan_inputs(
     classes = set(re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document))
     varying = classes & _PER_RUN
     varying_below = {name for inputs in below for name in inputs.varying}
-    if not all(plan.deterministic() for plan in plans):
+    if not deterministic:
         # Spark's answer covers the stand-ins' parts too, whose recorded inputs name theirs
         named = _nondeterministic_name(classes)
         if named != _UNNAMED or not varying_below:
@@ -139,6 +151,7 @@ def plan_inputs(
         plan_digest(document, leaves),
         frame,
         sql,
+        {name: text for name, text in metadata.items() if name in tables},
     )
 
 
@@ -189,6 +202,26 @@ def _leaves(found: Any) -> list[tuple[str, str | None, TableName | str | None]]:
             answers[key] = _leaf(found.apply(i))
         out.append(answers[key])
     return out
+
+
+def _leaf_of(
+    fact: Mapping[str, Any], metadata: dict[str, str]
+) -> tuple[str, str | None, TableName | str | None]:
+    """A leaf as `_leaf` tells it, from the driver's facts (plan_facts); an Iceberg input's
+    metadata JSON into `metadata`."""
+    kind = str(fact["kind"])
+    if kind != "DataSourceV2Relation":
+        return kind, fact.get("data"), None
+    if "name" not in fact:
+        return kind, None, f"reads {fact['table']}, a table without a catalog identifier"
+    name = TableName(fact["catalog"], fact["namespace"], fact["name"])
+    if fact["table_class"] != _ICEBERG_TABLE:
+        return kind, None, f"reads {name}, which is not an Iceberg table"
+    if fact.get("branch") not in (None, "main"):
+        return kind, None, f"reads branch {fact['branch']} of {name}"
+    if "metadata" in fact:
+        metadata[str(name)] = fact["metadata"]
+    return kind, None, name
 
 
 def _leaf(leaf: Any) -> tuple[str, str | None, TableName | str | None]:

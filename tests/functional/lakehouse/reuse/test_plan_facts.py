@@ -1,0 +1,63 @@
+"""reuse/plan_facts.py: the driver's one-call answer about an analysed plan gives a reuse
+decision the same inputs, refusals and digest as asking leaf by leaf through py4j, and each
+Iceberg input's metadata as the analysis loaded it."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.mv.metadata import parse_metadata_json
+from dbt.adapters.lakehouse.reuse import inputs, plan_facts
+
+# The driver's classes are the engine's, whatever the storage; Connect has no driver here.
+pytestmark = pytest.mark.only_profile("local")
+
+
+def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
+    schema = f"`{project.database}`.`{project.test_schema}`"
+    project.run_sql(f"create table {schema}.facts_a (id int, x string) using iceberg")
+    project.run_sql(f"insert into {schema}.facts_a values (1, 'a'), (2, 'b')")
+    project.run_sql(f"create table {schema}.facts_b (id int) using iceberg")
+    spark = ENGINE.active
+    spark.range(3).write.parquet(str(tmp_path / "files"))
+    queries = {
+        "subquery": f"select * from {schema}.facts_a where id in (select id from {schema}.facts_b)",
+        "values": f"select * from values (3, 'c') as v(id, x) union all "
+        f"select id, x from {schema}.facts_a",
+        "twice": f"select a.id from {schema}.facts_a a join {schema}.facts_a b on a.id = b.id",
+        "random": f"select rand() as r, id from {schema}.facts_a",
+        "files": f"select a.id from {schema}.facts_a a, parquet.`{tmp_path / 'files'}` f",
+    }
+    described = {name: inputs.plan_inputs(spark, sql) for name, sql in queries.items()}
+    facts = plan_facts.describe(
+        spark, spark.sql(queries["values"])._jdf.queryExecution().analyzed()
+    )
+    assert facts is not None, "the describer did not compile"
+    assert [f["kind"] for f in facts.leaves[0]] == ["LocalRelation", "DataSourceV2Relation"]
+
+    monkeypatch.setattr(plan_facts, "describe", lambda spark, analyzed: None)
+    for name, sql in queries.items():
+        asked = inputs.plan_inputs(spark, sql)
+        found = described[name]
+        said = (found.tables, found.untracked, found.varying)
+        assert said == (asked.tables, asked.untracked, asked.varying), name
+        # rand() takes a new seed at each analysis: its plan, never reused, digests apart.
+        assert (found.digest == asked.digest) is (name != "random"), name
+        assert asked.metadata == {}
+        assert sorted(found.metadata) == sorted(str(t) for t in found.tables), name
+
+    assert described["random"].varying == ("Rand",)
+    assert described["files"].untracked == ("reads files by path, or a file-based table",)
+    assert [str(t).rsplit(".", 1)[1] for t in described["subquery"].tables] == [
+        "facts_a",
+        "facts_b",
+    ]
+    # The metadata is the table's own: its `main` is the insert's snapshot.
+    table_a = next(t for t in described["twice"].tables if str(t).endswith("facts_a"))
+    main = parse_metadata_json(described["twice"].metadata[str(table_a)]).main
+    snapshot = project.run_sql(
+        f"select snapshot_id from {schema}.facts_a.snapshots order by committed_at desc limit 1",
+        fetch="one",
+    )[0]
+    assert main == snapshot
