@@ -203,18 +203,46 @@ def run_timed(
     return Sample(seconds, peak / 1024, code == 0, note)
 
 
+def settle(longest: float = 15.0, busy_below: float = 0.1, window: float = 0.25) -> float:
+    """Wait, at most `longest` seconds, until the machine's cores are idle but for a share under
+    `busy_below` over a `window`: a warm engine's JIT compiles on for seconds after its command
+    ends, which the next command (another side's) would otherwise pay. Returns the seconds
+    waited (none where /proc/stat is not there to read)."""
+
+    def idle_and_total() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            ticks = [int(v) for v in stat.readline().split()[1:]]
+        return ticks[3] + ticks[4], sum(ticks)  # idle + iowait, all
+
+    began = time.monotonic()
+    try:
+        while time.monotonic() - began < longest:
+            idle0, total0 = idle_and_total()
+            time.sleep(window)
+            idle1, total1 = idle_and_total()
+            if total1 > total0 and 1 - (idle1 - idle0) / (total1 - total0) < busy_below:
+                break
+    except OSError:
+        pass
+    return time.monotonic() - began
+
+
 def alternate(
     rounds: int,
     contenders: Sequence[tuple[Series, Callable[[int], Sample]]],
     rotate: bool = False,
+    settled: bool = False,
 ) -> None:
     """Each round runs every contender once, in turn; progress goes to stderr. `rotate`: each
     round starts one contender later, so that none always runs right after the same one (a
     side following another that left the machine busy, or idle, carries that every round).
-    Only for contenders that do not depend on each other's order."""
+    Only for contenders that do not depend on each other's order. `settled`: each command
+    starts once the machine is idle (`settle`)."""
     for round_no in range(rounds):
         shift = round_no % len(contenders) if rotate and contenders else 0
         for series, run in [*contenders[shift:], *contenders[:shift]]:
+            if settled:
+                settle()
             sample = run(round_no)
             series.samples.append(sample)
             status = "ok" if sample.ok else sample.note
