@@ -151,7 +151,7 @@ def plan_inputs(
         plan_digest(document, leaves),
         frame,
         sql,
-        {name: text for name, text in metadata.items() if name in tables},
+        metadata,
     )
 
 
@@ -215,13 +215,10 @@ def _leaf_of(
     if "name" not in fact:
         return kind, None, f"reads {fact['table']}, a table without a catalog identifier"
     name = TableName(fact["catalog"], fact["namespace"], fact["name"])
-    if fact["table_class"] != _ICEBERG_TABLE:
-        return kind, None, f"reads {name}, which is not an Iceberg table"
-    if fact.get("branch") not in (None, "main"):
-        return kind, None, f"reads branch {fact['branch']} of {name}"
-    if "metadata" in fact:
+    found = _main_of(name, fact["table_class"], fact.get("branch"))
+    if isinstance(found, TableName) and "metadata" in fact:
         metadata[str(name)] = fact["metadata"]
-    return kind, None, name
+    return kind, None, found
 
 
 def _leaf(leaf: Any) -> tuple[str, str | None, TableName | str | None]:
@@ -240,9 +237,15 @@ def _iceberg_table(leaf: Any) -> TableName | str:
         return f"reads {table.name()}, a table without a catalog identifier"
     ident = identifier.get()
     name = TableName(catalog.get().name(), ".".join(ident.namespace()), ident.name())
-    if table.getClass().getName() != _ICEBERG_TABLE:
+    table_class = table.getClass().getName()
+    branch = _call_or_none(table, "branch") if table_class == _ICEBERG_TABLE else None
+    return _main_of(name, table_class, branch)
+
+
+def _main_of(name: TableName, table_class: str, branch: str | None) -> TableName | str:
+    """`name` when it is an Iceberg table read at `main`, else why it is not such an input."""
+    if table_class != _ICEBERG_TABLE:
         return f"reads {name}, which is not an Iceberg table"
-    branch = _call_or_none(table, "branch")
     if branch not in (None, "main"):
         return f"reads branch {branch} of {name}"
     return name
