@@ -226,7 +226,9 @@ class LakehouseCursor:
             logger.debug(f"{self._node}: runs the query its reuse decision analysed")
             return frame
         with statement_scope(self._spark, statement):
-            return self._spark.sql(statement, args=args) if args else self._spark.sql(statement)
+            if args:
+                return self._spark.sql(statement, args=args)
+            return runtime.sql(self._spark, statement)
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:

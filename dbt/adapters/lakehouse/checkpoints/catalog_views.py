@@ -206,6 +206,25 @@ def _aliased(column: Any, alias: str, comment: str | None) -> Any:
     return column.alias(alias, metadata={"comment": comment})
 
 
+def stored_property(spark: Any, view: TableName, key: str) -> tuple[bool, str | None]:
+    """(True, the property `key` a view stores, or None) read from its Iceberg catalog in a few
+    driver calls, where SHOW TBLPROPERTIES is a statement of its own (parsed, analysed, its rows
+    collected: four to eight times as long); (False, None): not answered here (a Connect
+    client, another catalog, a view gone): the caller asks with the statement."""
+    if runtime.is_connect(spark):
+        return False, None
+    try:
+        catalog = _iceberg_catalog(spark, view.catalog)
+        if catalog is None:
+            return False, None
+        identifier = _identifier(spark.sparkContext._gateway, view)
+        value = catalog.loadView(identifier).properties().get(key)
+    except Exception as exc:  # no such view (any more), or a catalog that refuses: the statement
+        logger.debug(f"view {view}'s properties are read with a statement: {exc}")
+        return False, None
+    return True, None if value is None else str(value)
+
+
 def _iceberg_catalog(spark: Any, name: str) -> Any | None:
     """The session's catalog `name` when it is Iceberg's SparkCatalog (a view catalog)."""
     catalog = spark._jsparkSession.sessionState().catalogManager().catalog(name)
@@ -217,12 +236,12 @@ def _option(value: Any) -> str | None:
 
 
 def _identifier(gateway: Any, name: TableName) -> Any:
-    identifier = gateway.jvm.org.apache.spark.sql.connector.catalog.Identifier
+    identifier = runtime.java_class(gateway, "org.apache.spark.sql.connector.catalog.Identifier")
     return identifier.of(_strings(gateway, [name.namespace]), name.name)
 
 
 def _strings(gateway: Any, values: Sequence[str | None]) -> Any:
-    array = gateway.new_array(gateway.jvm.java.lang.String, len(values))
+    array = gateway.new_array(runtime.java_class(gateway, "java.lang.String"), len(values))
     for i, value in enumerate(values):
         array[i] = value
     return array

@@ -20,6 +20,8 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine.runtime import java_class
+
 logger = AdapterLogger("Lakehouse")
 
 _DONE = "_lakehouse_nodelay"
@@ -46,18 +48,18 @@ def answer_without_delay(spark: Any) -> None:
             connection = client.get_thread_connection()
             if connection is not None and not getattr(connection, _DONE, False):
                 setattr(connection, _DONE, True)  # before the calls below, which come back here
-                _set_nodelay(gateway.jvm)
+                _set_nodelay(gateway)
                 _set_own_nodelay(connection)
             return answer
 
         client.send_command = send_command
 
 
-def _set_nodelay(jvm: Any) -> None:
+def _set_nodelay(gateway: Any) -> None:
     """TCP_NODELAY on the socket of the py4j connection serving this Python thread."""
     try:
-        thread = jvm.java.lang.Thread.currentThread()
-        serving_connection(jvm, thread).getSocket().setTcpNoDelay(True)
+        thread = java_class(gateway, "java.lang.Thread").currentThread()
+        serving_connection(gateway, thread).getSocket().setTcpNoDelay(True)
     except Exception as exc:  # a JVM that hides Thread's fields: answers as before, slower
         logger.debug(f"py4j's connection keeps Nagle's algorithm: {str(exc).splitlines()[0]}")
 
@@ -73,10 +75,10 @@ def _set_own_nodelay(connection: Any) -> None:
             logger.debug(f"py4j's connection keeps Nagle's algorithm on this side: {exc}")
 
 
-def serving_connection(jvm: Any, thread: Any) -> Any:
+def serving_connection(gateway: Any, thread: Any) -> Any:
     """The py4j connection a JVM thread serving py4j calls runs (its Runnable): Thread.target up
     to Java 18, Thread.holder.task after (Spark opens java.lang to reflection on its driver)."""
-    thread_class = jvm.java.lang.Class.forName("java.lang.Thread")
+    thread_class = java_class(gateway, "java.lang.Class").forName("java.lang.Thread")
     try:
         field = thread_class.getDeclaredField("target")
     except Exception:

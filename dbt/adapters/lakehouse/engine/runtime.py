@@ -97,6 +97,28 @@ def scala_items(seq: Any) -> list[Any]:
     return [seq.apply(i) for i in range(seq.size())]
 
 
+def java_class(gateway: Any, name: str) -> Any:
+    """The Java class `name` (its full name, a nested one's with `$`) for py4j calls, made on this
+    side (`gateway`: a py4j gateway or its `jvm`). `jvm.a.b.C` asks the JVM about `a`, then
+    `a.b`, then `a.b.C`: a round trip each, and each miss a class-loader search through every
+    jar on the driver's classpath."""
+    from py4j.java_gateway import JavaClass
+
+    return JavaClass(name, gateway._gateway_client)
+
+
+def sql(spark: Any, statement: str) -> Any:
+    """`spark.sql(statement)`. In process, straight to the JVM's `sql(text)`: PySpark's own asks
+    py4j for `PythonUtils` (a search through every jar for each package it imported before the
+    one that has it) and builds an empty arguments array first, two round trips a statement."""
+    session = None if is_connect(spark) else getattr(spark, "_jsparkSession", None)
+    if session is None:  # a Connect client's session (or one standing in for a session)
+        return spark.sql(statement)
+    from pyspark.sql import DataFrame
+
+    return DataFrame(session.sql(statement), spark)
+
+
 def sql_with_text_args(spark: Any, statement: str, args: dict[str, str]) -> Any:
     """`spark.sql(statement, args=args)` for named text parameters.
 

@@ -15,6 +15,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.embedded import EmbeddedCatalog, prepare_catalog
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, explain_engine_error
+from dbt.adapters.lakehouse.engine.runtime import java_class
 from dbt.adapters.lakehouse.engine.sparkconf import GLUE_KEY_PROPERTIES
 from dbt.adapters.lakehouse.engine.spec import EngineSpec, catalog_contexts
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
@@ -30,7 +31,7 @@ def set_system_properties(spark: SparkSession, spec: EngineSpec) -> None:
     """The glue catalog's AWS keys, where the SDK's default chain reads them first
     (sparkconf.GLUE_KEY_PROPERTIES says why). The JVM's previous session may have set others:
     every property a glue catalog could read is set or cleared, so no stale key signs."""
-    system = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+    system = java_class(spark.sparkContext._jvm, "java.lang.System")
     wanted = dict(spec.secret_system_properties)
     for prop in GLUE_KEY_PROPERTIES.values():
         if prop in wanted:

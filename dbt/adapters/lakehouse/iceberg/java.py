@@ -60,9 +60,8 @@ class Bridge:
     def _static(self, path: str) -> Any:
         found = self._handles.get(path)
         if found is None:
-            found = self.jvm
-            for part in path.split("."):
-                found = getattr(found, part)
+            class_name, method = path.rsplit(".", 1)
+            found = getattr(runtime.java_class(self.jvm, class_name), method)
             self._handles[path] = found
         return found
 
@@ -83,8 +82,10 @@ class Bridge:
     def private_static(self, class_name: str, field_name: str) -> Any:
         """The value of a private static field of an Iceberg class."""
         # Plain Class.forName uses py4j's own loader, which cannot see the jars of spark.jars.
-        loader = self.jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        holder = self.jvm.java.lang.Class.forName(class_name, True, loader)
+        loader = runtime.java_class(self.jvm, "java.lang.Thread").currentThread()
+        holder = runtime.java_class(self.jvm, "java.lang.Class").forName(
+            class_name, True, loader.getContextClassLoader()
+        )
         declared = holder.getDeclaredField(field_name)
         declared.setAccessible(True)
         return declared.get(None)

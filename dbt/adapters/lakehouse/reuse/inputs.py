@@ -27,6 +27,7 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse import plan_facts
@@ -93,7 +94,7 @@ def plan_inputs(
     `stand_ins`: the temporary views standing in for views that `sql` reads (lower case) ->
     (the view, what its query reads): each one's part of the plan counts as that (a Merkle
     digest, reuse/stand_ins.py)."""
-    frame = spark.sql(sql)
+    frame = runtime.sql(spark, sql)
     analyzed = frame._jdf.queryExecution().analyzed()
     document = analyzed.toJSON()
     # Without stand-ins the driver answers for every leaf at once (reuse/plan_facts.py); a

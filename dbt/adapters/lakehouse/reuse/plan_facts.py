@@ -151,9 +151,10 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
 def _compile(spark: Any) -> Any:
     jvm = runtime.driver_jvm(spark, "reuse decisions", "")
     try:
-        compiler = jvm.org.codehaus.janino.SimpleCompiler()
+        compiler = runtime.java_class(jvm, "org.codehaus.janino.SimpleCompiler")()
         # The context loader sees spark.jars (Iceberg's runtime); py4j's own does not.
-        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        thread = runtime.java_class(jvm, "java.lang.Thread").currentThread()
+        compiler.setParentClassLoader(thread.getContextClassLoader())
         compiler.cook(_SOURCE)
         return compiler.getClassLoader().loadClass(_CLASS).newInstance()
     except Exception as exc:  # another Spark or Iceberg: leaf by leaf through py4j instead

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from dbt.adapters.lakehouse.checkpoints.catalog_views import stored_property
 from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
@@ -68,11 +69,14 @@ def view_plan(
         prepared.keep_for_stand_in(spark, analysed, frame)
         context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
         definition = view_definition(query, frame.schema.json(), context, model)
+        answered, recorded = (False, None)
+        if existing is not None and existing.is_view and not full_refresh:
+            answered, recorded = stored_property(spark, target, VIEW_KEY)
     if full_refresh:
         why = "--full-refresh"
     elif existing is None or not existing.is_view:
         why = "no view there yet"
-    elif _recorded(adapter, target) != definition:
+    elif (recorded if answered else _recorded(adapter, target)) != definition:
         why = "its definition changed (or was not recorded)"
     else:
         reason = "the view already holds this definition"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine.launch import log_tail, process_running
+from dbt.adapters.lakehouse.engine.runtime import java_class
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm import server
 from dbt.adapters.lakehouse.engine.warm.folder import (
@@ -260,7 +261,7 @@ def _ping(state: dict[str, Any]) -> None:
         )
     )
     try:
-        probe.jvm.java.lang.System.currentTimeMillis()
+        java_class(probe, "java.lang.System").currentTimeMillis()
     finally:
         probe.close()
 
@@ -281,14 +282,17 @@ def _open_session(
     handler = signal.getsignal(signal.SIGINT)
     try:
         jvm = gateway.jvm
-        jsc = jvm.JavaSparkContext.fromSparkContext(jvm.org.apache.spark.SparkContext.getOrCreate())
+        spark_context = java_class(gateway, "org.apache.spark.SparkContext").getOrCreate()
+        java_context = java_class(gateway, "org.apache.spark.api.java.JavaSparkContext")
+        jsc = java_context.fromSparkContext(spark_context)
         context = SparkContext(gateway=gateway, jsc=jsc, conf=context_conf(jvm, jsc))
-        root = jvm.SparkSession.getDefaultSession().get()
+        sessions = jvm.SparkSession  # PySpark's import: the classic one on Spark 4
+        root = sessions.getDefaultSession().get()
         spark = SparkSession(context, jsparkSession=root.newSession())
         # PySpark makes the first session it wraps the JVM's default; the root stays that, so
         # a session falling back to the default never gets another command's catalogs.
-        jvm.SparkSession.setDefaultSession(root)
-        jvm.SparkSession.setActiveSession(spark._jsparkSession)
+        sessions.setDefaultSession(root)
+        sessions.setActiveSession(spark._jsparkSession)
         for key, value in session_conf(spec):
             spark.conf.set(key, value)
     except (Py4JError, OSError) as exc:
