@@ -11,6 +11,7 @@ names the feature, why it needs the driver in this process, and what to do inste
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
@@ -76,6 +77,11 @@ def tag_thread(spark: Any, group: str, description: str = DEFAULT_JOB_DESCRIPTIO
         spark.clearTags()
         spark.addTag(group)
     else:
+        # What is set lives in the JVM thread serving this Python thread's py4j connection: set
+        # once for a node's statements and decisions, not three round trips before each.
+        tagged = (spark, group, description, _py4j_connection(spark))
+        if tagged[3] is not None and getattr(_TAGGED, "last", None) == tagged:
+            return
         spark.sparkContext.setJobGroup(group, description, interruptOnCancel=True)
         tag = getattr(spark, "_lakehouse_job_tag", None)
         if tag is not None:
@@ -84,6 +90,17 @@ def tag_thread(spark: Any, group: str, description: str = DEFAULT_JOB_DESCRIPTIO
             # catalogs read outside a statement (the JVM's default session is the engine's).
             spark.sparkContext.addJobTag(tag)
             make_active(spark)
+        _TAGGED.last = tagged
+
+
+_TAGGED = threading.local()
+
+
+def _py4j_connection(spark: Any) -> Any:
+    """The py4j connection this thread's calls go through (pinned threads), else None."""
+    client = getattr(getattr(spark.sparkContext, "_gateway", None), "_gateway_client", None)
+    get = getattr(client, "get_thread_connection", None)
+    return get() if get is not None else None
 
 
 def make_active(spark: Any) -> None:
