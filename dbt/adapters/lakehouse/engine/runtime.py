@@ -124,30 +124,19 @@ def java_class(gateway: Any, name: str) -> Any:
     return JavaClass(name, gateway._gateway_client)
 
 
-def sql(spark: Any, statement: str) -> Any:
-    """`spark.sql(statement)`. In process, straight to the JVM's `sql(text)`: PySpark's own asks
-    py4j for `PythonUtils` (a search through every jar for each package it imported before the
-    one that has it) and builds an empty arguments array first, two round trips a statement."""
+def sql(spark: Any, statement: str, args: dict[str, str] | None = None) -> Any:
+    """`spark.sql(statement, args=args)` (`args`: named text parameters). In process, straight to
+    the JVM's `sql(text)` or `sql(text, args)`, which makes the parameters' literals there:
+    PySpark's own asks py4j for `PythonUtils` (a search through every jar for each package it
+    imported before the one that has it) and builds an arguments array first, two round trips
+    a statement, and wraps each parameter with `lit`, whose first call in a process imports
+    pandas, numpy and pyarrow (0.25 s, under the import lock dbt's other threads wait on)."""
     session = None if is_connect(spark) else getattr(spark, "_jsparkSession", None)
     if session is None:  # a Connect client's session (or one standing in for a session)
-        return spark.sql(statement)
+        return spark.sql(statement, args=args) if args else spark.sql(statement)
     from pyspark.sql import DataFrame
 
-    return DataFrame(session.sql(statement), spark)
-
-
-def sql_with_text_args(spark: Any, statement: str, args: dict[str, str]) -> Any:
-    """`spark.sql(statement, args=args)` for named text parameters.
-
-    In process the values go to the JVM's own `sql(text, args)`, which makes their literals
-    there. PySpark's path wraps each value with `lit`, whose first call in a process imports
-    pandas, numpy and pyarrow (0.25 s, under the import lock that dbt's other threads wait on)
-    and whose every call records its Python call site."""
-    if is_connect(spark):
-        return spark.sql(statement, args=args)
-    from pyspark.sql import DataFrame
-
-    return DataFrame(spark._jsparkSession.sql(statement, args), spark)
+    return DataFrame(session.sql(statement, args) if args else session.sql(statement), spark)
 
 
 def _session_class(spark: Any) -> Any:

@@ -91,7 +91,7 @@ def load_agate_rows(
         for index in range(len(chunks))
     )
     columns = ", ".join(f"seed_row[{index}] as {quote(name)}" for index, name in enumerate(names))
-    runtime.sql_with_text_args(
+    runtime.sql(
         spark,
         f"select {columns} from ({pieces})",
         {f"rows{index}": chunk for index, chunk in enumerate(chunks)},

@@ -40,7 +40,7 @@ class TestSeedValuesArriveIntact(BuildsEveryRun):
 
         def without_pyspark_args(self, query, args=None, **kwargs):
             # PySpark's args path makes each literal with `lit`, whose first call imports
-            # pandas (runtime.sql_with_text_args): the rows go to the JVM's own instead.
+            # pandas (runtime.sql): the rows go to the JVM's own instead.
             assert args is None, "a seed's rows went through PySpark's lit"
             return plain_sql(self, query, **kwargs)
 
