@@ -69,14 +69,11 @@ def view_plan(
         prepared.keep_for_stand_in(spark, analysed, frame)
         context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
         definition = view_definition(query, frame.schema.json(), context, model)
-        answered, recorded = (False, None)
-        if existing is not None and existing.is_view and not full_refresh:
-            answered, recorded = stored_property(spark, target, VIEW_KEY)
     if full_refresh:
         why = "--full-refresh"
     elif existing is None or not existing.is_view:
         why = "no view there yet"
-    elif (recorded if answered else _recorded(adapter, target)) != definition:
+    elif _recorded(adapter, target) != definition:
         why = "its definition changed (or was not recorded)"
     else:
         reason = "the view already holds this definition"
@@ -96,6 +93,12 @@ def pending_definition(node_id: str) -> str | None:
 
 
 def _recorded(adapter: LakehouseAdapter, target: TableName) -> str | None:
+    """The digest the view there records: through its Iceberg catalog where it can be, else
+    SHOW TBLPROPERTIES."""
+    with adapter._spark_session(f"read view {target}'s recorded definition") as spark:
+        answered, recorded = stored_property(spark, target, VIEW_KEY)
+    if answered:
+        return recorded
     try:
         rows = adapter._metadata_rows(f"show tblproperties {target.sql_name}")
     except (RelationMissingError, NamespaceMissingError):
