@@ -33,9 +33,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "features": "iceberg/ audit/ changes/ time_travel/ maintenance/ delta_mirror/ models/"
         " mv/ reuse/ report/ checkpoints/ relation.py column.py",
         # What a dbt command sets up from the profile: the profile resolved once, `dbt debug`,
-        # the early engine start and the catalogs it mounts.
+        # the early engine start and the catalogs it mounts, the compiled templates kept.
         "setup": "profile/resolved.py profile/debug.py profile/preflight command_setup.py"
-        " catalogs/early.py",
+        " catalogs/early.py template_code.py",
         # The dbt surface: the plugin, the adapter, its connections and cursor.
         "surface": "__init__.py impl.py connections.py cursor.py config.py behavior_flags.py"
         " garbage_collector.py",

@@ -1,6 +1,7 @@
 """What the adapter sets up for the dbt command that made it, before dbt parses the project:
 the depots its sources name (profile/dataset_mounts.py), the engine's early start, an audited
-run (audit/run.py) and the run's cost summary (report/summary.py)."""
+run (audit/run.py), the run's cost summary (report/summary.py) and the compiled templates kept
+between processes (template_code.py)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from typing import Any
 
 from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
+from dbt.adapters.lakehouse.engine.jars import cache_dir
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
 
 
 def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
     """Everything the command needs from the adapter's construction on (dbt makes the adapter
     when it registers it, before parsing)."""
     credentials = profile.credentials
+    keep_compiled_templates(cache_dir(env), env)
     mount_source_depots(profile)
     start_engine_early(
         credentials,
