@@ -7,8 +7,8 @@ cores, the materializations the largest (the incremental one alone 28 ms). Jinja
 cache serves only templates read through a loader, and dbt compiles from strings, so the
 adapter keeps the code objects here, as Python keeps a module's in `__pycache__`: keyed by the
 source, everything about the environment that shapes the code Jinja generates (its class,
-extensions, filters, lexer settings, the native flag) and the Jinja, dbt-common and Python
-versions, read back with marshal (docs/running.md, "Compiled templates").
+extensions, filters, lexer settings, the native flag), the Jinja and dbt-common installs and
+the Python version, read back with marshal (docs/running.md, "Compiled templates").
 
 Only templates dbt compiles for a node or a macro (project and package code) are kept; the
 rendering of profiles.yml and dbt_project.yml values, which could hold a literal secret beside
@@ -24,7 +24,6 @@ import marshal
 import os
 import threading
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -50,12 +49,15 @@ def install(folder: Path, env: Mapping[str, str]) -> bool:
             from dbt_common.clients import jinja as common_jinja
 
             original = common_jinja.get_template
-            if getattr(dbt_jinja, "get_template", None) is not original:
+            needed = ("MACRO_DEBUGGING", "catch_jinja", "get_environment")
+            if getattr(dbt_jinja, "get_template", None) is not original or not all(
+                hasattr(common_jinja, name) for name in needed
+            ):
                 return False
-            versions = (metadata.version("jinja2"), metadata.version("dbt-common"))
+            installs = _installs(common_jinja)
         except Exception:  # another dbt-common: its compiles are left as they are
             return False
-        store = CodeStore(folder / _FOLDER, versions)
+        store = CodeStore(folder / _FOLDER, installs)
         cached = _cached_get_template(common_jinja, original, store)
         common_jinja.get_template = cached
         dbt_jinja.get_template = cached
@@ -63,8 +65,14 @@ def install(folder: Path, env: Mapping[str, str]) -> bool:
         return True
 
 
-def installed_store() -> CodeStore | None:
-    return _installed.get("store")
+def _installs(common_jinja: Any) -> tuple[str, ...]:
+    """Jinja's and dbt-common's installs as Python tells a module's source changed (the path,
+    size and modification time of the files that generate the code): an upgrade or a
+    reinstall is a new key. importlib.metadata's versions would cost ~40 ms a process."""
+    import jinja2.compiler
+
+    files = (jinja2.compiler.__file__, jinja2.__file__, common_jinja.__file__)
+    return tuple(f"{path}:{os.stat(path).st_size}:{os.stat(path).st_mtime_ns}" for path in files)
 
 
 def _cached_get_template(common_jinja: Any, original: Callable[..., Any], store: CodeStore) -> Any:
@@ -91,16 +99,16 @@ def _cached_get_template(common_jinja: Any, original: Callable[..., Any], store:
 class CodeStore:
     """Compiled template code by key, in a folder (one marshal file per template)."""
 
-    def __init__(self, folder: Path, versions: tuple[str, ...]) -> None:
+    def __init__(self, folder: Path, installs: tuple[str, ...]) -> None:
         self.folder = folder
-        self.versions = versions
+        self.installs = installs
         self.hits = 0
         self.misses = 0
         self._pruned = False
 
     def key(self, env: Any, source: str) -> str:
         return hashlib.sha256(
-            (environment_signature(env, self.versions) + "\0" + source).encode()
+            (environment_signature(env, self.installs) + "\0" + source).encode()
         ).hexdigest()
 
     def code(self, env: Any, source: str) -> CodeType:
@@ -150,10 +158,11 @@ def prune(folder: Path, keep: int) -> int:
     return removed
 
 
-def environment_signature(env: Any, versions: tuple[str, ...]) -> str:
+def environment_signature(env: Any, installs: tuple[str, ...]) -> str:
     """What shapes the code Jinja generates for a source in `env`: its class (a sandbox
     intercepts operators in the code), extensions (their tags), filters (constant folding
-    calls them), the lexer's settings, autoescape and finalize, and the versions."""
+    calls them), the lexer's settings, autoescape and finalize, and Jinja's and dbt-common's
+    installs."""
     kind = type(env)
     lexer = (
         env.block_start_string, env.block_end_string, env.variable_start_string,
@@ -164,7 +173,7 @@ def environment_signature(env: Any, versions: tuple[str, ...]) -> str:
     return repr(
         (
             importlib.util.MAGIC_NUMBER,
-            versions,
+            installs,
             f"{kind.__module__}.{kind.__qualname__}",
             sorted(f"{type(e).__module__}.{type(e).__qualname__}" for e in env.extensions.values()),
             sorted(
