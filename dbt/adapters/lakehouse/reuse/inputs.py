@@ -11,9 +11,11 @@ tables, decided from Spark's analyzed plan (analysis only: no Spark job, no data
 - Spark's own `deterministic` (rand, uuid, shuffle, a non-deterministic UDF, ...) and the
   expressions Spark calls deterministic that still differ from run to run (the current time,
   date, user or catalog).
-- A digest of the analyzed plan with its per-analysis ids renumbered: the query's meaning
-  (the SQL of every view it reads included), not its text, so a whitespace or comment edit
-  is no change while a view's new definition is one.
+- A digest of the analyzed plan with its per-analysis ids renumbered, after Spark's own rules
+  that drop what the result does not use (`pruned_plan`): the query's meaning (the SQL of
+  every view it reads included), not its text, so a whitespace or comment edit is no change,
+  nor a column added upstream that the query does not read, while a view's new definition of
+  a column it reads is one. Determinism is judged on the whole analysed plan.
 """
 
 from __future__ import annotations
@@ -104,15 +106,18 @@ def plan_inputs(
     if facts is not None:
         per_plan = [[_leaf_of(fact, metadata) for fact in found] for found in facts.leaves]
         deterministic = all(facts.deterministic)
+        digested = facts.pruned or document
     else:
         plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
         per_plan = [_leaves(plan.collectLeaves()) for plan in plans]
         deterministic = all(plan.deterministic() for plan in plans)
+        digested = document if stand_ins else pruned_plan(spark, analyzed, len(per_plan[0]))
     # which leaves of each plan are a stand-in's, and what the stand-ins read
     inside: list[list[bool] | None] = [None] * len(per_plan)
     below: list[PlanInputs] = []
     if stand_ins:
         document, inside, below = _cut_stand_ins(document, plans, stand_ins)
+        digested = document
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
@@ -149,7 +154,7 @@ def plan_inputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
         tuple(sorted(varying)),
-        plan_digest(document, leaves),
+        plan_digest(digested or document, leaves),
         frame,
         sql,
         metadata,
@@ -268,8 +273,59 @@ _NONDETERMINISTIC = frozenset(
 )  # fmt: skip
 
 
+# Spark's own rules, in the order its optimizer runs them, that leave a plan meaning the same
+# while dropping what its result does not use: CTEs inlined (InlineCTE, every one: a query
+# that is not deterministic is never reused, whatever its digest), views and aliases
+# unwrapped, columns no operator above reads pruned (an upstream's new column the node does
+# not select), no-op projections.
+_INLINE_CTE = "org.apache.spark.sql.catalyst.optimizer.InlineCTE"
+_PRUNING = (
+    "org.apache.spark.sql.catalyst.analysis.EliminateView$",
+    "org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases$",
+)
+_PRUNING_ROUNDS = (
+    "org.apache.spark.sql.catalyst.optimizer.ColumnPruning$",
+    "org.apache.spark.sql.catalyst.optimizer.RemoveNoopOperators$",
+)
+
+
+def pruned_plan(spark: Any, analyzed: Any, leaf_count: int) -> str:
+    """The JSON of the analysed plan as its digest takes it: after `_INLINE_CTE` and `_PRUNING`
+    once and `_PRUNING_ROUNDS` until the plan stops changing (plan_facts' `prune` on the
+    driver, here through py4j where that class did not compile); "" (the analysed plan's JSON is
+    digested) for a plan of many leaves, or where a rule fails. Two plans equal after Spark's
+    own rewrites return the same rows from the same tables: the digest is only as strict as
+    Spark's execution of the query, which runs the pruned plan."""
+    if leaf_count > plan_facts.MAX_PRUNED_LEAVES:
+        return ""
+    gateway = spark.sparkContext._gateway
+
+    def apply(rule: str, plan: Any) -> Any:
+        return getattr(runtime.java_class(gateway, rule), "MODULE$").apply(plan)
+
+    try:
+        inline = runtime.java_class(gateway, _INLINE_CTE)
+        try:  # InlineCTE(alwaysInline, keepDanglingRelations) on Spark 4, (alwaysInline) on 3.5
+            plan = inline(True, False).apply(analyzed)
+        except Exception:
+            plan = inline(True).apply(analyzed)
+        for rule in _PRUNING:
+            plan = apply(rule, plan)
+        for _ in range(plan_facts.MAX_PRUNING_ROUNDS):
+            pruned = plan
+            for rule in _PRUNING_ROUNDS:
+                pruned = apply(rule, pruned)
+            if pruned.fastEquals(plan):
+                break
+            plan = pruned
+        return str(pruned.toJSON())
+    except Exception as exc:  # another Spark without these rules: the analysed plan's digest
+        logger.debug(f"the plan's digest is taken unpruned: {exc}")
+        return ""
+
+
 def plan_digest(document: str, leaves: list[str] | None = None) -> str:
-    """The analyzed plan's JSON with the ids one analysis hands out renumbered in order of
+    """A plan's JSON with the ids one analysis hands out renumbered in order of
     appearance, so two analyses of one query digest alike: expression ids (in `ExprId`
     objects, whose `jvmId` is dropped) and CTE ids (a definition's `id`, a reference's
     `cteId`), each numbered apart; with what its leaves are (`leaves`, in plan order: tables'

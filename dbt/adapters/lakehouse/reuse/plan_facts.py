@@ -27,6 +27,11 @@ from dbt.adapters.lakehouse.iceberg.java import PerContext
 logger = AdapterLogger("Lakehouse")
 
 _CLASS = "lakehouse.reuse.PlanFacts"
+# The digest's plan is pruned only for plans of at most this many leaves (a stack of views
+# doubling at each level has thousands: their pruning would cost what Spark's planning does),
+# in at most this many rounds of the rules; the same on the py4j path (reuse/inputs.py).
+MAX_PRUNED_LEAVES = 64
+MAX_PRUNING_ROUNDS = 20
 # Janino compiles Java 1.x-era source: no generics, no lambdas, no varargs calls.
 _SOURCE = r"""
 package lakehouse.reuse;
@@ -78,7 +83,45 @@ public class PlanFacts {
             one.put("leaves", facts);
             described.add(one);
         }
-        return JSON.writeValueAsString(described);
+        // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`), after a newline.
+        String pruned = "";
+        if (analyzed.collectLeaves().size() <= MAX_PRUNED_LEAVES) {
+            try {
+                pruned = prune(analyzed).toJSON();
+            } catch (Exception e) {
+                pruned = "";
+            }
+        }
+        return JSON.writeValueAsString(described) + "\n" + pruned;
+    }
+
+    public static final int MAX_PRUNED_LEAVES = %(max_leaves)d;
+
+    public static LogicalPlan prune(LogicalPlan analyzed) throws Exception {
+        // InlineCTE(alwaysInline[, keepDanglingRelations]): its arguments differ by release.
+        java.lang.reflect.Constructor inline = Class.forName(
+            "org.apache.spark.sql.catalyst.optimizer.InlineCTE").getConstructors()[0];
+        Object[] flags = new Object[inline.getParameterTypes().length];
+        for (int i = 0; i < flags.length; i++) {
+            flags[i] = Boolean.valueOf(i == 0);
+        }
+        LogicalPlan plan = (LogicalPlan) ((org.apache.spark.sql.catalyst.rules.Rule)
+            inline.newInstance(flags)).apply(analyzed);
+        plan = (LogicalPlan) org.apache.spark.sql.catalyst.analysis.EliminateView$
+            .MODULE$.apply(plan);
+        plan = (LogicalPlan) org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases$
+            .MODULE$.apply(plan);
+        for (int i = 0; i < %(max_rounds)d; i++) {
+            LogicalPlan next = (LogicalPlan) org.apache.spark.sql.catalyst.optimizer
+                .RemoveNoopOperators$.MODULE$.apply(
+                    (LogicalPlan) org.apache.spark.sql.catalyst.optimizer.ColumnPruning$
+                        .MODULE$.apply(plan));
+            if (next.fastEquals(plan)) {
+                return next;
+            }
+            plan = next;
+        }
+        return plan;
     }
 
     private static java.util.Map leafFacts(LogicalPlan leaf) {
@@ -126,10 +169,13 @@ public class PlanFacts {
 
 @dataclass(frozen=True)
 class PlanFacts:
-    """Each plan's (the query's, then its subqueries') deterministic flag and leaves' facts."""
+    """Each plan's (the query's, then its subqueries') deterministic flag and leaves' facts;
+    the JSON of the query's plan as its digest takes it (reuse/inputs.py's `pruned_plan`), or
+    "" where it is the analysed plan's own."""
 
     deterministic: tuple[bool, ...]
     leaves: tuple[tuple[dict[str, Any], ...], ...]
+    pruned: str = ""
 
 
 _DESCRIBERS: PerContext[Any] = PerContext()
@@ -141,10 +187,12 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
     describer = _DESCRIBERS.get(spark.sparkContext, lambda: _compile(spark))
     if describer is None:
         return None
-    plans = json.loads(str(describer.describe(analyzed)))
+    described, _, pruned = str(describer.describe(analyzed)).partition("\n")
+    plans = json.loads(described)
     return PlanFacts(
         tuple(bool(p["deterministic"]) for p in plans),
         tuple(tuple(p["leaves"]) for p in plans),
+        pruned,
     )
 
 
@@ -155,7 +203,7 @@ def _compile(spark: Any) -> Any:
         # The context loader sees spark.jars (Iceberg's runtime); py4j's own does not.
         thread = runtime.java_class(jvm, "java.lang.Thread").currentThread()
         compiler.setParentClassLoader(thread.getContextClassLoader())
-        compiler.cook(_SOURCE)
+        compiler.cook(_SOURCE % {"max_leaves": MAX_PRUNED_LEAVES, "max_rounds": MAX_PRUNING_ROUNDS})
         return compiler.getClassLoader().loadClass(_CLASS).newInstance()
     except Exception as exc:  # another Spark or Iceberg: leaf by leaf through py4j instead
         logger.debug(f"plan facts are asked leaf by leaf: the describer did not compile: {exc}")

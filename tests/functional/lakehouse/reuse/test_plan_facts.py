@@ -1,6 +1,7 @@
 """reuse/plan_facts.py: the driver's one-call answer about an analysed plan gives a reuse
 decision the same inputs, refusals and digest as asking leaf by leaf through py4j, and each
-Iceberg input's metadata as the analysis loaded it."""
+Iceberg input's metadata as the analysis loaded it; on both paths the digest leaves out the
+columns the result does not read (reuse/inputs.py pruned_plan)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
         "twice": f"select a.id from {schema}.facts_a a join {schema}.facts_a b on a.id = b.id",
         "random": f"select rand() as r, id from {schema}.facts_a",
         "files": f"select a.id from {schema}.facts_a a, parquet.`{tmp_path / 'files'}` f",
+        # A column the result does not read (through a CTE too) is no part of the digest.
+        **{
+            f"{use}_{case}": f"with v as (select id, {case}(x) as y from {schema}.facts_a) "
+            f"select {use} from v"
+            for use in ("id", "y")
+            for case in ("upper", "lower")
+        },
     }
     described = {name: inputs.plan_inputs(spark, sql) for name, sql in queries.items()}
     facts = plan_facts.describe(
@@ -47,6 +55,9 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
         assert asked.metadata == {}
         assert sorted(found.metadata) == sorted(str(t) for t in found.tables), name
 
+    assert described["id_upper"].digest == described["id_lower"].digest
+    assert described["y_upper"].digest != described["y_lower"].digest
+    assert described["id_upper"].digest != described["y_upper"].digest
     assert described["random"].varying == ("Rand",)
     assert described["files"].untracked == ("reads files by path, or a file-based table",)
     assert [str(t).rsplit(".", 1)[1] for t in described["subquery"].tables] == [
