@@ -106,18 +106,17 @@ def plan_inputs(
     if facts is not None:
         per_plan = [[_leaf_of(fact, metadata) for fact in found] for found in facts.leaves]
         deterministic = all(facts.deterministic)
-        digested = facts.pruned or document
+        digested = facts.pruned
     else:
         plans = [analyzed, *scala_items(analyzed.subqueriesAll())]
         per_plan = [_leaves(plan.collectLeaves()) for plan in plans]
         deterministic = all(plan.deterministic() for plan in plans)
-        digested = document if stand_ins else pruned_plan(spark, analyzed, len(per_plan[0]))
+        digested = None if stand_ins else pruned_plan(spark, analyzed, len(per_plan[0]))
     # which leaves of each plan are a stand-in's, and what the stand-ins read
     inside: list[list[bool] | None] = [None] * len(per_plan)
     below: list[PlanInputs] = []
     if stand_ins:
         document, inside, below = _cut_stand_ins(document, plans, stand_ins)
-        digested = document
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
@@ -154,7 +153,7 @@ def plan_inputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
         tuple(sorted(varying)),
-        plan_digest(digested or document, leaves),
+        plan_digest(digested[1], digested[0]) if digested else plan_digest(document, leaves),
         frame,
         sql,
         metadata,
@@ -289,15 +288,17 @@ _PRUNING_ROUNDS = (
 )
 
 
-def pruned_plan(spark: Any, analyzed: Any, leaf_count: int) -> str:
-    """The JSON of the analysed plan as its digest takes it: after `_INLINE_CTE` and `_PRUNING`
-    once and `_PRUNING_ROUNDS` until the plan stops changing (plan_facts' `prune` on the
-    driver, here through py4j where that class did not compile); "" (the analysed plan's JSON is
-    digested) for a plan of many leaves, or where a rule fails. Two plans equal after Spark's
-    own rewrites return the same rows from the same tables: the digest is only as strict as
-    Spark's execution of the query, which runs the pruned plan."""
+def pruned_plan(spark: Any, analyzed: Any, leaf_count: int) -> tuple[list[str], str] | None:
+    """The analysed plan as its digest takes it, after `_INLINE_CTE` and `_PRUNING` once and
+    `_PRUNING_ROUNDS` until the plan stops changing: its leaves' texts (each leaf of it and of
+    its subqueries in plan order, without expression ids: a table's names it, a VALUES leaf's
+    with its rows; inlined CTEs repeat theirs) and its JSON. plan_facts' `prune` answers the
+    same on the driver; this asks through py4j where that class did not compile. None (the
+    analysed plan is digested) for a plan of many leaves, or where a rule fails. Two plans
+    equal after Spark's own rewrites return the same rows from the same tables: the digest is
+    only as strict as Spark's execution of the query, which runs the pruned plan."""
     if leaf_count > plan_facts.MAX_PRUNED_LEAVES:
-        return ""
+        return None
     gateway = spark.sparkContext._gateway
 
     def apply(rule: str, plan: Any) -> Any:
@@ -318,10 +319,24 @@ def pruned_plan(spark: Any, analyzed: Any, leaf_count: int) -> str:
             if pruned.fastEquals(plan):
                 break
             plan = pruned
-        return str(pruned.toJSON())
+        texts = [_leaf_text(plan) for plan in [pruned, *scala_items(pruned.subqueriesAll())]]
+        return [text for found in texts for text in found], str(pruned.toJSON())
     except Exception as exc:  # another Spark without these rules: the analysed plan's digest
         logger.debug(f"the plan's digest is taken unpruned: {exc}")
-        return ""
+        return None
+
+
+def _leaf_text(plan: Any) -> list[str]:
+    """The texts of a plan's leaves as plan_facts' `leafTexts` makes them."""
+    found = plan.collectLeaves()
+    texts = []
+    for i in range(found.size()):
+        leaf = found.apply(i)
+        text = _EXPR_ID.sub("#", str(leaf.toString()))
+        if str(leaf.getClass().getSimpleName()) == "LocalRelation":
+            text += "\n" + str(leaf.data().mkString("\n"))
+        texts.append(text)
+    return texts
 
 
 def plan_digest(document: str, leaves: list[str] | None = None) -> str:

@@ -83,16 +83,42 @@ public class PlanFacts {
             one.put("leaves", facts);
             described.add(one);
         }
-        // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`), after a newline.
+        // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`): its leaves' texts
+        // and its JSON, each on a line of its own after the facts'.
         String pruned = "";
         if (analyzed.collectLeaves().size() <= MAX_PRUNED_LEAVES) {
             try {
-                pruned = prune(analyzed).toJSON();
+                LogicalPlan plan = prune(analyzed);
+                pruned = JSON.writeValueAsString(leafTexts(plan)) + "\n" + plan.toJSON();
             } catch (Exception e) {
                 pruned = "";
             }
         }
         return JSON.writeValueAsString(described) + "\n" + pruned;
+    }
+
+    // Each leaf of the plan and its subqueries, in plan order, as its text without expression
+    // ids (a table's names it and its branch), a VALUES leaf's with its rows.
+    private static java.util.List leafTexts(LogicalPlan plan) {
+        java.util.List plans = new java.util.ArrayList();
+        plans.add(plan);
+        scala.collection.Seq subqueries = plan.subqueriesAll();
+        for (int i = 0; i < subqueries.size(); i++) {
+            plans.add(subqueries.apply(i));
+        }
+        java.util.List texts = new java.util.ArrayList();
+        for (int p = 0; p < plans.size(); p++) {
+            scala.collection.Seq leaves = ((LogicalPlan) plans.get(p)).collectLeaves();
+            for (int i = 0; i < leaves.size(); i++) {
+                LogicalPlan leaf = (LogicalPlan) leaves.apply(i);
+                String text = leaf.toString().replaceAll("#\\d+L?", "#");
+                if (leaf instanceof LocalRelation) {
+                    text = text + "\n" + ((LocalRelation) leaf).data().mkString("\n");
+                }
+                texts.add(text);
+            }
+        }
+        return texts;
     }
 
     public static final int MAX_PRUNED_LEAVES = %(max_leaves)d;
@@ -170,12 +196,12 @@ public class PlanFacts {
 @dataclass(frozen=True)
 class PlanFacts:
     """Each plan's (the query's, then its subqueries') deterministic flag and leaves' facts;
-    the JSON of the query's plan as its digest takes it (reuse/inputs.py's `pruned_plan`), or
-    "" where it is the analysed plan's own."""
+    the query's plan as its digest takes it (reuse/inputs.py's `pruned_plan`): its leaves'
+    texts and its JSON, or None where the digest takes the analysed plan."""
 
     deterministic: tuple[bool, ...]
     leaves: tuple[tuple[dict[str, Any], ...], ...]
-    pruned: str = ""
+    pruned: tuple[list[str], str] | None = None
 
 
 _DESCRIBERS: PerContext[Any] = PerContext()
@@ -189,10 +215,11 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
         return None
     described, _, pruned = str(describer.describe(analyzed)).partition("\n")
     plans = json.loads(described)
+    leaf_texts, _, document = pruned.partition("\n")
     return PlanFacts(
         tuple(bool(p["deterministic"]) for p in plans),
         tuple(tuple(p["leaves"]) for p in plans),
-        pruned,
+        (json.loads(leaf_texts), document) if document else None,
     )
 
 

@@ -20,6 +20,7 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
     project.run_sql(f"create table {schema}.facts_a (id int, x string) using iceberg")
     project.run_sql(f"insert into {schema}.facts_a values (1, 'a'), (2, 'b')")
     project.run_sql(f"create table {schema}.facts_b (id int) using iceberg")
+    project.run_sql(f"create table {schema}.facts_c (id int, x string) using iceberg")
     spark = ENGINE.active
     spark.range(3).write.parquet(str(tmp_path / "files"))
     queries = {
@@ -35,6 +36,13 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
             f"select {use} from v"
             for use in ("id", "y")
             for case in ("upper", "lower")
+        },
+        # Inlined, the two CTEs read alike but for their tables: which is joined first is told
+        # by the pruned plan's own leaves.
+        **{
+            f"{first}_first": f"with a as (select * from {schema}.facts_a), "
+            f"c as (select * from {schema}.facts_c) select * from {first} join {second} using (id)"
+            for first, second in (("a", "c"), ("c", "a"))
         },
     }
     described = {name: inputs.plan_inputs(spark, sql) for name, sql in queries.items()}
@@ -58,6 +66,7 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
     assert described["id_upper"].digest == described["id_lower"].digest
     assert described["y_upper"].digest != described["y_lower"].digest
     assert described["id_upper"].digest != described["y_upper"].digest
+    assert described["a_first"].digest != described["c_first"].digest
     assert described["random"].varying == ("Rand",)
     assert described["files"].untracked == ("reads files by path, or a file-based table",)
     assert [str(t).rsplit(".", 1)[1] for t in described["subquery"].tables] == [
