@@ -106,3 +106,10 @@ def test_prune_keeps_the_newest_half(tmp_path: Path) -> None:
 def test_the_switch_turns_it_off(tmp_path: Path) -> None:
     assert template_code.install(tmp_path, {template_code.ENV: "off"}) is False
     assert not (tmp_path / "jinja-code").exists()
+
+
+def test_a_value_that_is_no_switch_is_refused_naming_the_accepted_ones(tmp_path: Path) -> None:
+    from dbt_common.exceptions import DbtRuntimeError
+
+    with pytest.raises(DbtRuntimeError, match="LAKEHOUSE_TEMPLATE_CACHE='maybe' is not a switch"):
+        template_code.install(tmp_path, {template_code.ENV: "maybe"})

@@ -12,8 +12,9 @@ the Python version, read back with marshal (docs/running.md, "Compiled templates
 
 Only templates dbt compiles for a node or a macro (project and package code) are kept; the
 rendering of profiles.yml and dbt_project.yml values, which could hold a literal secret beside
-their Jinja, is left to dbt. LAKEHOUSE_TEMPLATE_CACHE=off turns it off; any problem reading or
-writing the folder falls back to dbt's own compile.
+their Jinja, is left to dbt. LAKEHOUSE_TEMPLATE_CACHE=off turns it off (on or off, also 1/0 and
+true/false; another value is refused); any problem reading or writing the folder falls back to
+dbt's own compile.
 """
 
 from __future__ import annotations
@@ -28,19 +29,23 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from dbt.adapters.lakehouse.reuse.plan import env_switch
+
 ENV = "LAKEHOUSE_TEMPLATE_CACHE"
 # The folder keeps at most this many entries: a miss past it removes the oldest half.
 KEEP = 4096
 _FOLDER = "jinja-code"
-_installed: dict[str, Any] = {}
+_installed = False
 _lock = threading.Lock()
 
 
 def install(folder: Path, env: Mapping[str, str]) -> bool:
     """Serve dbt's template compiles from `folder` for the rest of the process (once); False
-    when switched off or when this dbt-common does not have the functions this replaces."""
-    if (env.get(ENV) or "").strip().lower() in ("0", "off", "false", "no"):
+    when switched off or when this dbt-common does not have the functions this replaces. A
+    value of the switch other than on or off is refused, naming the accepted ones."""
+    if env_switch(env, ENV) is False:
         return False
+    global _installed
     with _lock:
         if _installed:
             return True
@@ -61,7 +66,7 @@ def install(folder: Path, env: Mapping[str, str]) -> bool:
         cached = _cached_get_template(common_jinja, original, store)
         common_jinja.get_template = cached
         dbt_jinja.get_template = cached
-        _installed.update(store=store, original=original)
+        _installed = True
         return True
 
 

@@ -45,24 +45,33 @@ class Switch:
     why_off: str | None = None
 
 
+def env_switch(env: Mapping[str, str], name: str) -> bool | None:
+    """An on/off environment variable: True or False, None when unset or empty; any other
+    value is refused, naming the accepted ones (template_code.py reads its switch so too)."""
+    given = (env.get(name) or "").strip().lower()
+    if not given:
+        return None
+    if given not in _ON + _OFF:
+        raise DbtRuntimeError(
+            f"{name}={env.get(name)!r} is not a switch. Accepted: on or off (also 1/0, true/false)."
+        )
+    return given in _ON
+
+
 def switch(config_reuse: object, profile_reuse: bool, env: Mapping[str, str]) -> Switch:
     """Whether reuse applies to a node: LAKEHOUSE_REUSE=on|off decides for the whole run; else
     the model's `reuse` (false: never; true: yes, hooks or not); else the profile's `reuse`."""
-    given = (env.get(ENV) or "").strip().lower()
-    if given and given not in _ON + _OFF:
-        raise DbtRuntimeError(
-            f"{ENV}={env.get(ENV)!r} is not a switch. Accepted: on or off (also 1/0, true/false)."
-        )
+    given = env_switch(env, ENV)
     if config_reuse is not None and not isinstance(config_reuse, bool):
         raise DbtRuntimeError(
             f"Model config `reuse` must be true or false; got {config_reuse!r}. Fix: reuse: "
             "false (no quotes) to always build the model."
         )
-    if given in _OFF:
+    if given is False:
         return Switch(False, f"{ENV}={env.get(ENV)}")
     if config_reuse is False:
         return Switch(False, "reuse: false")
-    return Switch(given in _ON or config_reuse is True or profile_reuse)
+    return Switch(given is True or config_reuse is True or profile_reuse)
 
 
 def statement_shape(statement: str, query: str) -> str:
