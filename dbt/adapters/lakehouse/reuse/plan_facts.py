@@ -60,9 +60,13 @@ public class PlanFacts {
         // A leaf read twice (a view over views) is described once: its text without ids.
         java.util.Map seen = new java.util.HashMap();
         java.util.List described = new java.util.ArrayList();
+        int analyzedLeaves = 0;
         for (int p = 0; p < plans.size(); p++) {
             LogicalPlan plan = (LogicalPlan) plans.get(p);
             scala.collection.Seq leaves = plan.collectLeaves();
+            if (p == 0) {
+                analyzedLeaves = leaves.size();
+            }
             java.util.List facts = new java.util.ArrayList();
             for (int i = 0; i < leaves.size(); i++) {
                 LogicalPlan leaf = (LogicalPlan) leaves.apply(i);
@@ -86,7 +90,7 @@ public class PlanFacts {
         // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`): its leaves' texts
         // and its JSON, each on a line of its own after the facts'.
         String pruned = "";
-        if (analyzed.collectLeaves().size() <= MAX_PRUNED_LEAVES) {
+        if (analyzedLeaves <= MAX_PRUNED_LEAVES) {
             try {
                 LogicalPlan plan = prune(analyzed);
                 pruned = JSON.writeValueAsString(leafTexts(plan)) + "\n" + plan.toJSON();
