@@ -36,6 +36,7 @@ from dbt.adapters.lakehouse.engine.sql_errors import failed_check_message
 from dbt.adapters.lakehouse.engine.sql_origin import explain_config_column, without_plans
 from dbt.adapters.lakehouse.engine.warm.client import lost_engine_message
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, DataCheckError
+from dbt.adapters.lakehouse.iceberg.describe_memo import DescribeMemo
 from dbt.adapters.lakehouse.iceberg.tables import JAVA_TABLE_FEATURES, WITHOUT_CONNECT
 from dbt.adapters.lakehouse.profile.resolved import ResolvedProfile, resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import safe_url, scrub
@@ -85,6 +86,8 @@ class LakehouseHandle:
         # dropped when it closes, so a node that failed before dropping its view does not
         # leave the rows cached (under Spark Connect, in a server that outlives this process).
         self.computed_views: set[str] = set()
+        # The node's DESCRIBE results while its materialization keeps them (describe_memo.py).
+        self.describe_memo = DescribeMemo()
 
     def cursor(self) -> LakehouseCursor:
         return LakehouseCursor(
@@ -95,6 +98,7 @@ class LakehouseHandle:
             node=self.name,
             job_description=self.job_description,
             tags=self.tags,
+            describe_memo=self.describe_memo,
         )
 
     def cancel(self) -> None:
@@ -117,6 +121,7 @@ class LakehouseHandle:
     def drop_view(self, view_name: str) -> None:
         self.spark.catalog.dropTempView(view_name)
         self.computed_views.discard(view_name)
+        self.describe_memo.forget(view_name)
 
     def close(self) -> None:
         """The session is shared and outlives connections; only the rows this connection

@@ -20,7 +20,6 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlparse
@@ -31,6 +30,7 @@ from dbt.adapters.lakehouse.checkpoints.registry import compute_read, with_check
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
+from dbt.adapters.lakehouse.engine.written import write_target, written_object
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
 from dbt.adapters.lakehouse.iceberg.lineage import (
     commit_kind,
@@ -42,6 +42,8 @@ from dbt.adapters.lakehouse.report.statements import StatementClock
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from dbt.adapters.lakehouse.iceberg.describe_memo import DescribeMemo
 
 logger = AdapterLogger("Lakehouse")
 
@@ -95,8 +97,10 @@ class LakehouseCursor:
         node: str | None = None,
         job_description: str = runtime.DEFAULT_JOB_DESCRIPTION,
         tags: str | None = None,
+        describe_memo: DescribeMemo | None = None,
     ) -> None:
         self._spark = spark
+        self._describe_memo = describe_memo
         self._job_group = job_group
         self._job_description = job_description
         self._tags = tags
@@ -148,6 +152,8 @@ class LakehouseCursor:
             raise failure
 
     def _execute_one(self, statement: str, args: list[Any] | None) -> None:
+        if self._describe_memo is not None:  # before it runs: a failed write may have written
+            self._describe_memo.statement_ran(statement)
         target = commit_target(statement)
         # The run's stand-ins it reads are made first, each timed as a statement of its own
         # (checkpoints/registry.py), so a checkpoint's jobs are not this statement's planning.
@@ -262,56 +268,6 @@ class LakehouseCursor:
 
 # --- what a lost commit race tells the user ----------------------------------------------------
 _SNAPSHOT_IDS = re.compile(r"expected id (\d+) != (\d+)")
-_NAME = r"(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))*)"
-# Statements that change a catalog, by what they name: a table or view (catalog.ns.name), a
-# namespace (catalog.ns), or a procedure (catalog.system.proc).
-_WRITES = (
-    (
-        "relation",
-        re.compile(
-            r"^\s*(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
-            r"|(?:create\s+or\s+replace|replace|create)(?:\s+temporary)?\s+(?:table|view)"
-            r"(?:\s+if\s+not\s+exists)?|alter\s+(?:table|view)|drop\s+(?:table|view)"
-            r"(?:\s+if\s+exists)?|truncate\s+table|comment\s+on\s+(?:table|view))\s+" + _NAME,
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "namespace",
-        re.compile(
-            r"^\s*(?:create|drop|alter)\s+(?:schema|namespace|database)"
-            r"(?:\s+if\s+(?:not\s+)?exists)?\s+" + _NAME,
-            re.IGNORECASE,
-        ),
-    ),
-    ("procedure", re.compile(r"^\s*call\s+" + _NAME, re.IGNORECASE)),
-)
-
-
-@dataclass(frozen=True)
-class WrittenObject:
-    name: str  # as written, e.g. `raw`.`sales`.`orders`
-    catalog: str | None  # None: the session's default catalog
-
-
-def _name_parts(name: str) -> list[str]:
-    return [
-        part.strip("`").replace("``", "`") for part in re.findall(r"`(?:[^`]|``)+`|[\w$]+", name)
-    ]
-
-
-def written_object(statement: str) -> WrittenObject | None:
-    """What a statement changes and in which catalog, or None for a read-only statement."""
-    plain = sqlparse.format(statement, strip_comments=True).strip()
-    for kind, pattern in _WRITES:
-        match = pattern.match(plain)
-        if match is None:
-            continue
-        name = re.sub(r"\s+", "", match.group("name"))
-        parts = _name_parts(name)
-        qualified = len(parts) >= (2 if kind == "namespace" else 3)
-        return WrittenObject(name=name, catalog=parts[0] if qualified else None)
-    return None
 
 
 def _who(connection_name: str | None) -> str:
@@ -322,12 +278,6 @@ def _who(connection_name: str | None) -> str:
     if len(parts) >= 3 and parts[0] in ("model", "seed", "snapshot", "test", "unit_test"):
         return f"{parts[0].capitalize()} '{parts[-1]}' ({connection_name})"
     return f"dbt's step '{connection_name}'"
-
-
-def write_target(statement: str) -> str | None:
-    """The object a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
-    written = written_object(statement)
-    return written.name if written else None
 
 
 def latest_snapshot(spark: Any, table: str) -> str | None:

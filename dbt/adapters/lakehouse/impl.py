@@ -20,7 +20,6 @@ from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySuppor
 from dbt.adapters.catalogs import CatalogIntegration, CatalogIntegrationConfig
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.sql import SQLAdapter
 from dbt_common.contracts.metadata import CatalogTable
@@ -40,9 +39,8 @@ from dbt.adapters.lakehouse.delta_mirror import adapter as delta_mirror
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql
 from dbt.adapters.lakehouse.engine.sql_origin import config_sql
-from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import catalog, freshness
-from dbt.adapters.lakehouse.iceberg.describe import RelationDescription, read_description
+from dbt.adapters.lakehouse.iceberg.describe_methods import DescribeMethods
 from dbt.adapters.lakehouse.iceberg.listing import list_relations
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
@@ -69,7 +67,6 @@ if TYPE_CHECKING:
 
 logger = AdapterLogger("Lakehouse")
 
-DESCRIBE_MACRO = "lakehouse__describe_relation"
 LIST_SCHEMAS_MACRO = "list_schemas"
 
 
@@ -79,6 +76,7 @@ class LakehouseAdapter(
     ReuseMethods,
     TestReuseMethods,
     CheckpointMethods,
+    DescribeMethods,
     SparkAdapter,
 ):
     Relation = LakehouseRelation  # type: ignore[assignment]
@@ -257,18 +255,6 @@ class LakehouseAdapter(
     def check_schema_exists(self, database: str, schema: str) -> bool:
         results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
         return schema.lower() in {str(row[0]).lower() for row in results}
-
-    def describe_relation(self, relation: BaseRelation) -> RelationDescription | None:
-        """Columns and table details from one DESCRIBE EXTENDED; None if it does not exist."""
-        try:
-            rows = self.execute_macro(DESCRIBE_MACRO, kwargs={"relation": relation})
-        except (RelationMissingError, NamespaceMissingError):
-            return None
-        return read_description(rows, relation)
-
-    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
-        described = self.describe_relation(relation)
-        return [] if described is None else [*described.columns]
 
     @available
     def node_response(

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from pyspark.sql import Row
 
-from dbt.adapters.lakehouse.cursor import LakehouseCursor, write_target
+from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.engine.diagnosis import explain_engine_error
+from dbt.adapters.lakehouse.engine.written import write_target
 from dbt.adapters.lakehouse.exceptions import CommitConflictError
 from unit.engine.engine_texts import (
     CONFLICT,

@@ -19,7 +19,11 @@
     {%- do lakehouse_reused(this.incorporate(type='table')) -%}
     {{ return({'relations': [this.incorporate(type='table')]}) }}
   {%- endif -%}
+  {#- dbt's flow describes the target and the staging view seven times; each description is
+      kept until a statement of the flow writes that relation (describe_memo.py). -#}
+  {%- do adapter.remember_descriptions(true) -%}
   {%- set result = materialization_snapshot_default() -%}
+  {%- do adapter.remember_descriptions(false) -%}
   {%- do lakehouse_delta_after_write(this.incorporate(type='table')) -%}
   {%- do lakehouse_report_node('SNAPSHOT') -%}
   {{ return(result) }}

@@ -1,0 +1,72 @@
+"""What a SQL statement writes, read from its text: the cursor's read-only check and commit
+messages, and the describe memo's invalidation (describe_memo.py)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlparse
+
+_NAME = r"(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))*)"
+# Statements that change a catalog, by what they name: a table or view (catalog.ns.name), a
+# namespace (catalog.ns), or a procedure (catalog.system.proc).
+_WRITES = (
+    (
+        "relation",
+        re.compile(
+            r"^\s*(?:merge\s+into|insert\s+(?:into|overwrite)(?:\s+table)?|delete\s+from|update"
+            r"|(?:create\s+or\s+replace|replace|create)(?:\s+temporary)?\s+(?:table|view)"
+            r"(?:\s+if\s+not\s+exists)?|alter\s+(?:table|view)|drop\s+(?:table|view)"
+            r"(?:\s+if\s+exists)?|truncate\s+table|comment\s+on\s+(?:table|view))\s+" + _NAME,
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "namespace",
+        re.compile(
+            r"^\s*(?:create|drop|alter)\s+(?:schema|namespace|database)"
+            r"(?:\s+if\s+(?:not\s+)?exists)?\s+" + _NAME,
+            re.IGNORECASE,
+        ),
+    ),
+    ("procedure", re.compile(r"^\s*call\s+" + _NAME, re.IGNORECASE)),
+)
+
+
+@dataclass(frozen=True)
+class WrittenObject:
+    name: str  # as written, e.g. `raw`.`sales`.`orders`
+    catalog: str | None  # None: the session's default catalog
+    kind: str  # "relation", "namespace" or "procedure"
+
+    @property
+    def last_part(self) -> str:
+        """The relation's own name (or the namespace's, the procedure's), lower case."""
+        return name_parts(self.name)[-1].lower()
+
+
+def name_parts(name: str) -> list[str]:
+    return [
+        part.strip("`").replace("``", "`") for part in re.findall(r"`(?:[^`]|``)+`|[\w$]+", name)
+    ]
+
+
+def written_object(statement: str) -> WrittenObject | None:
+    """What a statement changes and in which catalog, or None for a read-only statement."""
+    plain = sqlparse.format(statement, strip_comments=True).strip()
+    for kind, pattern in _WRITES:
+        match = pattern.match(plain)
+        if match is None:
+            continue
+        name = re.sub(r"\s+", "", match.group("name"))
+        parts = name_parts(name)
+        qualified = len(parts) >= (2 if kind == "namespace" else 3)
+        return WrittenObject(name=name, catalog=parts[0] if qualified else None, kind=kind)
+    return None
+
+
+def write_target(statement: str) -> str | None:
+    """The object a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
+    written = written_object(statement)
+    return written.name if written else None
