@@ -24,8 +24,6 @@ _FIELD_SUFFIX = {
 }
 _TRANSFORM_CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
 _IDENTIFIER_PART = re.compile(r"`((?:[^`]|``)+)`|([^.`]+)")
-_TRANSFORM_CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
-_IDENTIFIER_PART = re.compile(r"`((?:[^`]|``)+)`|([^.`]+)")
 
 
 @dataclass(frozen=True)
