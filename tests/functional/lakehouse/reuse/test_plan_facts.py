@@ -1,7 +1,7 @@
 """reuse/plan_facts.py: the driver's one-call answer about an analysed plan gives a reuse
-decision the same inputs, refusals and digest as asking leaf by leaf through py4j, and each
-Iceberg input's metadata as the analysis loaded it; on both paths the digest leaves out the
-columns the result does not read (reuse/inputs.py pruned_plan)."""
+decision the same inputs, refusals, per-run expressions and digest as asking leaf by leaf
+through py4j, and each Iceberg input's metadata as the analysis loaded it; on both paths the
+digest leaves out the columns the result does not read (reuse/inputs.py pruned_plan)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,15 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
         f"select id, x from {schema}.facts_a",
         "twice": f"select a.id from {schema}.facts_a a join {schema}.facts_a b on a.id = b.id",
         "random": f"select rand() as r, id from {schema}.facts_a",
+        # A per-run expression is found wherever it sits: a subquery, a CTE, a lambda's body.
+        "now_subquery": f"select id from {schema}.facts_a where id < (select count(*) "
+        f"from {schema}.facts_b where current_timestamp() > '2020-01-01')",
+        "date_cte": f"with d as (select current_date() as d, id from {schema}.facts_a) "
+        "select id from d",
+        "uuid_exists": f"select id from {schema}.facts_a "
+        f"where exists (select uuid() from {schema}.facts_b)",
+        "lambda_user": "select transform(array(id), v -> concat(v, current_user())) "
+        f"from {schema}.facts_a",
         "files": f"select a.id from {schema}.facts_a a, parquet.`{tmp_path / 'files'}` f",
         # A column the result does not read (through a CTE too) is no part of the digest.
         **{
@@ -58,8 +67,9 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
         found = described[name]
         said = (found.tables, found.untracked, found.varying)
         assert said == (asked.tables, asked.untracked, asked.varying), name
-        # rand() takes a new seed at each analysis: its plan, never reused, digests apart.
-        assert (found.digest == asked.digest) is (name != "random"), name
+        # rand() and uuid() take a new seed at each analysis: their plans, never reused,
+        # digest apart.
+        assert (found.digest == asked.digest) is (name not in ("random", "uuid_exists")), name
         assert asked.metadata == {}
         assert sorted(found.metadata) == sorted(str(t) for t in found.tables), name
 
@@ -68,6 +78,10 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
     assert described["id_upper"].digest != described["y_upper"].digest
     assert described["a_first"].digest != described["c_first"].digest
     assert described["random"].varying == ("Rand",)
+    assert described["now_subquery"].varying == ("CurrentTimestamp",)
+    assert described["date_cte"].varying == ("CurrentDate",)
+    assert described["uuid_exists"].varying == ("Uuid",)
+    assert described["lambda_user"].varying == ("CurrentUser",)
     assert described["files"].untracked == ("reads files by path, or a file-based table",)
     assert [str(t).rsplit(".", 1)[1] for t in described["subquery"].tables] == [
         "facts_a",
