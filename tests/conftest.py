@@ -78,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # events: the tests reach no network but 127.0.0.1. The xdist workers and every child
     # process inherit it.
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    # The tests' commands follow each other closely: a warm engine's warm-up (engine/warm/
+    # warm_up.py) would take the cores in their gaps. test_warm_engine.py turns it on where it
+    # tests it.
+    os.environ.setdefault("LAKEHOUSE_ENGINE_WARM_UP_SECONDS", "0")
     # Every JVM the tests start (workers', `dbt` processes', warm engines, servers, a cluster's)
     # keeps its temporary files (Spark's scratch and jar copies, Comet's 140 MB native library,
     # Connect's artifacts, HiveServer2's resources) in one folder of this run, deleted when the

@@ -72,6 +72,8 @@ def test_write_audit_publish_refuses_other_values(value: object) -> None:
         ({"keep_warm_minutes": -1}, "engine.keep_warm_minutes must be a number of minutes"),
         ({"keep_warm_minutes": "ten"}, "engine.keep_warm_minutes must be a number of minutes"),
         ({"keep_warm_minutes": True}, "engine.keep_warm_minutes must be a number of minutes"),
+        ({"warm_up_seconds": -5}, "engine.warm_up_seconds must be a number of seconds"),
+        ({"warm_up_seconds": "1m"}, "engine.warm_up_seconds must be a number of seconds"),
         ("warm", "engine must be a mapping"),
     ],
 )
@@ -82,6 +84,11 @@ def test_engine_options_are_checked(engine: object, problem: str) -> None:
 
 def test_engine_keep_warm_minutes_reaches_the_spec() -> None:
     creds = LakehouseCredentials.from_dict(
-        {"schema": "s", "engine": {"keep_warm_minutes": 2.5}, "warehouse": "/tmp/w"}
+        {
+            "schema": "s",
+            "engine": {"keep_warm_minutes": 2.5, "warm_up_seconds": 20},
+            "warehouse": "/tmp/w",
+        }
     )
     assert creds.engine.keep_warm_minutes == 2.5
+    assert creds.engine.warm_up_seconds == 20

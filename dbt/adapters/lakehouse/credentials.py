@@ -75,6 +75,10 @@ class EngineOptions(dbtClassMixin):
     # Minutes it stays up with no dbt command attached; 0 starts a JVM for every command.
     # Unset: 15 for a local master, 0 (off) for a cluster one.
     keep_warm_minutes: float | None = None
+    # Seconds of statements the engine runs on a scratch catalog of its own while no command
+    # is attached, so the JIT compiles the next commands' paths (engine/warm/warm_up.py).
+    # Unset: 60 for a local master, 0 (off) for a cluster one.
+    warm_up_seconds: float | None = None
     # Native execution: `comet` runs scans, joins, aggregates and shuffles in Apache DataFusion
     # Comet (engine/native.py; Spark 4.1 line only). Unset: Spark's JVM execution.
     native: str | None = None
@@ -234,14 +238,18 @@ def _engine_problems(engine: Any) -> list[str]:
     if not isinstance(engine, Mapping):
         return [f"engine must be a mapping such as {{keep_warm_minutes: 15}}; got {engine!r}."]
     problems = unknown_key_problems(engine, [f.name for f in fields(EngineOptions)], "`engine:`")
-    minutes = engine.get("keep_warm_minutes")
-    if minutes is not None and (
-        isinstance(minutes, bool) or not isinstance(minutes, int | float) or not minutes >= 0
+    # each a number, 0 or more: its key, its unit, what 0 means
+    for key, unit, zero in (
+        ("keep_warm_minutes", "minutes", "a new JVM for every command"),
+        ("warm_up_seconds", "seconds", "no warm-up"),
     ):
-        problems.append(
-            f"engine.keep_warm_minutes must be a number of minutes, 0 or more (0: a new JVM "
-            f"for every command); got {minutes!r}."
-        )
+        value = engine.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0
+        ):
+            problems.append(
+                f"engine.{key} must be a number of {unit}, 0 or more (0: {zero}); got {value!r}."
+            )
     native = engine.get("native")
     if native is not None and native not in NATIVE_ENGINES:
         problems.append(

@@ -132,6 +132,14 @@ def _describe(status: dict[str, Any]) -> str:
         + (f"; jars: {', '.join(jars)}" if jars else ""),
         f"  output: {Path(status['folder']) / LOG_FILE}",
     ]
+    warm_up = status.get("warm_up")
+    if warm_up:
+        failed = f": {warm_up['error']}" if warm_up.get("error") else ""
+        lines.insert(
+            -1,
+            f"  warm-up: {warm_up['state']}{failed}, {warm_up['rounds']} round(s) in "
+            f"{warm_up['seconds']:g} s of {warm_up['budget_seconds']:g} s",
+        )
     return "\n".join(lines)
 
 

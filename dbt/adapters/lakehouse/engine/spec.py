@@ -86,6 +86,8 @@ class EngineSpec:
     # The profile's `engine: keep_warm_minutes` (None: the default for its master). Not part of
     # the session: a command with another idle time still uses the same engine and session.
     keep_warm_minutes: float | None = field(default=None, compare=False)
+    # The profile's `engine: warm_up_seconds` (None: the default for its master); the same.
+    warm_up_seconds: float | None = field(default=None, compare=False)
 
     @property
     def fingerprint(self) -> str:
@@ -167,6 +169,7 @@ def engine_spec(
         depot_label=f"{depot.name} ({depot.source})",
         executor_timeout_seconds=options.executor_timeout_seconds,
         keep_warm_minutes=creds.engine.keep_warm_minutes,
+        warm_up_seconds=creds.engine.warm_up_seconds,
         local_storage=local_folder is not None,
         embedded_catalog=embedded_catalog,
         catalogs=tuple(

@@ -175,8 +175,8 @@ def test_other_launch_settings_get_their_own_engine_stop_is_per_home_and_idle_en
     tmp_path: Path,
 ) -> None:
     """Two launch settings, two engines: started under two engine homes, so that `engine stop`
-    under one is seen to leave the other's engine running (and to say so), which then stops
-    itself when idle."""
+    under one is seen to leave the other's engine running (and to say so), which then runs its
+    warm-up and stops itself when idle."""
     from dbt.adapters.lakehouse.engine.warm.folder import running_engine_folders
 
     homes = {"small": engine_home, "large": other_engine_home}
@@ -188,7 +188,10 @@ def test_other_launch_settings_get_their_own_engine_stop_is_per_home_and_idle_en
     small = project(tmp_path / "small", memory="1g", keep="0.5")
     engines = {}
     for folder in (large, small):
-        done = dbt(folder, homes[folder.name], "run", "-s", "base")
+        # The small engine runs a round of its warm-up while idle (the suite's engines run
+        # none: LAKEHOUSE_ENGINE_WARM_UP_SECONDS=0 in conftest.py).
+        warm_up = {"LAKEHOUSE_ENGINE_WARM_UP_SECONDS": "1"} if folder is small else {}
+        done = dbt(folder, homes[folder.name], "run", "-s", "base", **warm_up)
         assert done.returncode == 0, output(done)
         [engines[folder.name]] = statuses(homes[folder.name])
     assert engines["small"]["folder"] != engines["large"]["folder"]
@@ -213,3 +216,10 @@ def test_other_launch_settings_get_their_own_engine_stop_is_per_home_and_idle_en
     assert wait_until(lambda: statuses(homes["small"]) == [], 150)
     pids = [pid for e in engines.values() for pid in (e["jvm_pid"], e["pid"])]
     assert not any(process_running(pid) for pid in pids)
+    # Its warm-up ran a round in that idle time, on a catalog of its own, and left nothing.
+    small_folder = Path(engines["small"]["folder"])
+    log = (small_folder / "engine.log").read_text()
+    assert "dbt-lakehouse warm-up done: 1 round(s)" in log, log[-2000:]
+    assert not (small_folder / "warm-up").exists()
+    assert not any("warm_up" in str(p) for p in (small / "warehouse").rglob("*"))
+    assert "warm_up" not in engines["large"]  # none asked for

@@ -10,11 +10,13 @@ import pytest
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.engine.warm.identity import (
     DEFAULT_KEEP_WARM_MINUTES,
+    DEFAULT_WARM_UP_SECONDS,
     engine_conf,
     engine_key,
     engines_home,
     keep_warm_minutes,
     session_conf,
+    warm_up_seconds,
 )
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
@@ -64,6 +66,29 @@ def test_keep_warm_minutes(master: str, configured: float | None, env: dict, exp
 def test_an_unknown_engine_mode_is_refused_naming_the_accepted_ones():
     with pytest.raises(EngineSetupError, match="LAKEHOUSE_ENGINE must be one of warm, cold"):
         keep_warm_minutes("local[2]", None, {"LAKEHOUSE_ENGINE": "hot"})
+
+
+@pytest.mark.parametrize(
+    ("master", "configured", "env", "expected"),
+    [
+        ("local[*]", None, {}, DEFAULT_WARM_UP_SECONDS),
+        ("local[2]", 15, {}, 15.0),
+        ("local[2]", 0, {}, 0.0),
+        ("local[2]", 15, {"LAKEHOUSE_ENGINE_WARM_UP_SECONDS": "0"}, 0.0),
+        ("local[2]", None, {"LAKEHOUSE_ENGINE_WARM_UP_SECONDS": " 2.5 "}, 2.5),
+        # a cluster's executors are not the warm-up's to take, unless asked
+        ("spark://h:7077", None, {}, 0.0),
+        ("spark://h:7077", 30, {}, 30.0),
+    ],
+)
+def test_warm_up_seconds(master: str, configured: float | None, env: dict, expected: float):
+    assert warm_up_seconds(master, configured, env) == expected
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "nan"])
+def test_a_wrong_warm_up_setting_is_refused_naming_the_variable(raw: str):
+    with pytest.raises(EngineSetupError, match="LAKEHOUSE_ENGINE_WARM_UP_SECONDS must be"):
+        warm_up_seconds("local[2]", None, {"LAKEHOUSE_ENGINE_WARM_UP_SECONDS": raw})
 
 
 def test_catalogs_are_the_sessions_and_the_rest_the_engines():

@@ -47,6 +47,7 @@ from dbt.adapters.lakehouse.engine.warm.identity import (
     engine_key,
     engines_home,
     session_conf,
+    warm_up_seconds,
 )
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
@@ -124,6 +125,7 @@ def attach(
             "pid": os.getpid(),
             "tag": tag,
             "keep_warm_minutes": keep_warm_minutes,
+            "warm_up_seconds": warm_up_seconds(spec.master, spec.warm_up_seconds),
         }
         control, state = _attach_control(folder, spec, java, hello, extra_java_options)
         try:
@@ -166,7 +168,7 @@ def _attach_control(
                 except (OSError, ValueError):
                     # Stopping (idle time just ran out) or wedged: let it go, start another.
                     stop_engine(folder)
-            _start(folder, spec, java, hello["keep_warm_minutes"], extra_java_options)
+            _start(folder, spec, java, hello, extra_java_options)
     raise EngineSetupError(f"The warm Spark engine in {folder} started but took no connection.")
 
 
@@ -195,10 +197,11 @@ def _start(
     folder: Path,
     spec: EngineSpec,
     java: str,
-    keep_warm_minutes: float,
+    hello: dict[str, Any],
     extra_java_options: tuple[str, ...],
 ) -> None:
-    """Start the supervisor for `spec` and wait until its engine is ready; under the start lock."""
+    """Start the supervisor for `spec` and wait until its engine is ready; under the start lock.
+    The first command's idle time and warm-up (`hello`) are the engine's."""
     for name in (server.STATE_FILE, server.CONTROL_SOCKET):
         (folder / name).unlink(missing_ok=True)  # a dead engine's leftovers
     conf = dict(engine_conf(spec))
@@ -211,7 +214,8 @@ def _start(
             "master": spec.master,
             "app_name": spec.app_name,
             "conf": sorted(conf.items()),
-            "keep_warm_minutes": keep_warm_minutes,
+            "keep_warm_minutes": hello["keep_warm_minutes"],
+            "warm_up_seconds": hello["warm_up_seconds"],
         },
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}

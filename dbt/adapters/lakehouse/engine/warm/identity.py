@@ -25,6 +25,8 @@ from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
 # How long an engine with no command attached stays up, when the profile does not say.
 DEFAULT_KEEP_WARM_MINUTES = 15.0
+DEFAULT_WARM_UP_SECONDS = 60.0
+WARM_UP_ENV = "LAKEHOUSE_ENGINE_WARM_UP_SECONDS"
 ENGINE_ENV = "LAKEHOUSE_ENGINE"
 ENGINE_MODES = ("warm", "cold")
 
@@ -84,6 +86,30 @@ def keep_warm_minutes(
     if mode == "warm" or master.startswith("local"):
         return DEFAULT_KEEP_WARM_MINUTES
     return 0.0
+
+
+def warm_up_seconds(
+    master: str, configured: float | None, env: Mapping[str, str] | None = None
+) -> float:
+    """Seconds of warm-up statements a new engine runs while idle (warm_up.py): the
+    environment's WARM_UP_ENV, else the profile's, else DEFAULT_WARM_UP_SECONDS on a local
+    master and none on a cluster one, whose executors the statements would occupy."""
+    env = os.environ if env is None else env
+    raw = env.get(WARM_UP_ENV, "").strip()
+    if raw:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0:
+            raise EngineSetupError(
+                f"{WARM_UP_ENV} must be a number of seconds, 0 or more (0: no warm-up); "
+                f"got {raw!r}."
+            )
+        return seconds
+    if configured is not None:
+        return float(configured)
+    return DEFAULT_WARM_UP_SECONDS if master.startswith("local") else 0.0
 
 
 def is_session_key(key: str) -> bool:

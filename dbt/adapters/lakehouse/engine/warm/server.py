@@ -86,6 +86,7 @@ class Supervisor:
         self.gateway: Any = None
         self.context: Any = None
         self.root: Any = None
+        self.warm_up: Any = None
 
     # --- start ------------------------------------------------------------------------------
 
@@ -119,6 +120,21 @@ class Supervisor:
         server.setblocking(False)
         self.selector.register(server, selectors.EVENT_READ, self.accept)
         return server
+
+    def start_warm_up(self) -> None:
+        """Compile the next commands' paths while none is attached (warm_up.py)."""
+        budget = float(self.launch.get("warm_up_seconds") or 0)
+        if budget <= 0:
+            return
+        # Run as a script, the module beside this one is a top-level one; importing it through
+        # dbt's package would load dbt.
+        from warm_up import IDLE_SECONDS, WarmUp  # type: ignore[import-not-found]
+
+        def idle() -> bool:
+            return not self.clients and time.monotonic() - self.idle_since >= IDLE_SECONDS
+
+        self.warm_up = WarmUp(self.root, self.folder, budget, idle)
+        self.warm_up.start()
 
     def ready_state(self) -> dict[str, Any]:
         parameters = self.gateway.gateway_parameters
@@ -161,6 +177,8 @@ class Supervisor:
             }
             if request.get("keep_warm_minutes") is not None:
                 self.keep_seconds = float(request["keep_warm_minutes"]) * 60
+            if self.warm_up is not None:
+                self.warm_up.interrupt(self.context)
             self.reply(connection, {"ok": True})
             connection.setblocking(False)
             self.selector.register(connection, selectors.EVENT_READ, self.client_event)
@@ -229,6 +247,8 @@ class Supervisor:
             "rss_bytes": rss_bytes(jvm_pid),
             "folder": str(self.folder),
         }
+        if self.warm_up is not None:
+            status["warm_up"] = self.warm_up.status()
         try:
             runtime = self.context._jvm.java.lang.Runtime.getRuntime()
             status["heap_used_bytes"] = runtime.totalMemory() - runtime.freeMemory()
@@ -259,6 +279,9 @@ class Supervisor:
             write_private(self.folder / STATE_FILE, stopping)
         for connection in list(self.clients):
             connection.close()
+        if self.warm_up is not None:
+            self.warm_up.stop()
+            self.warm_up.join(timeout=10)  # its statement in flight, then its files removed
         try:
             self._stop_jvm()
         finally:
@@ -301,6 +324,7 @@ def main(folder: Path) -> int:
             raise
         write_private(folder / STATE_FILE, supervisor.ready_state())
         failed = False
+        supervisor.start_warm_up()
         supervisor.serve()
     finally:
         supervisor.shutdown(failed)
