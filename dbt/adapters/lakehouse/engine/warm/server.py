@@ -281,7 +281,8 @@ class Supervisor:
             connection.close()
         if self.warm_up is not None:
             self.warm_up.stop()
-            self.warm_up.join(timeout=10)  # its statement in flight, then its files removed
+            self.warm_up.interrupt(self.context)
+            self.warm_up.join(timeout=10)  # its files removed
         try:
             self._stop_jvm()
         finally:

@@ -185,6 +185,8 @@ class WarmUp(threading.Thread):
             try:
                 session.sql(sql).collect()
             except Exception:
+                if self.stopped.is_set():
+                    return False  # cancelled: the engine is stopping
                 if self.idle():
                     raise  # not cancelled for a command: a failure of its own
                 return True  # cancelled: the round is run again, whole, once idle
@@ -194,8 +196,8 @@ class WarmUp(threading.Thread):
         return True
 
     def interrupt(self, context: Any) -> None:
-        """A command attached: its statement in flight is cancelled, for the command to have
-        the cores (a first round's statement on a new JVM takes seconds)."""
+        """A command attached, or the engine stops: the statement in flight is cancelled, for
+        the command to have the cores (a first round's statement on a new JVM takes seconds)."""
         if self.state == "running":
             try:
                 context.cancelJobGroup(JOB_GROUP)
