@@ -28,6 +28,7 @@ from timed_runs import (
     engine_state,
     run_timed,
     stop_engines,
+    wait_warm_up,
     watch_engine,
 )
 
@@ -36,8 +37,10 @@ __all__ = [
     "DBT",
     "REPO",
     "SHARED_SPARK_CONF",
+    "WARM_UP_ENV",
     "Sample",
     "Series",
+    "add_warm_up_argument",
     "alternate",
     "cold_env",
     "common_args",
@@ -54,11 +57,17 @@ __all__ = [
     "report",
     "run_timed",
     "stop_engines",
+    "wait_warm_up",
     "watch_engine",
     "write_profiles",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
+# A warm engine's warm-up (engine/warm/warm_up.py) runs while no command of ours is attached,
+# that is while the other side's command is timed: off unless a script turns it on for its
+# side and waits it out (timed_runs.wait_warm_up) before its rounds.
+WARM_UP_ENV = "LAKEHOUSE_ENGINE_WARM_UP_SECONDS"
+os.environ.setdefault(WARM_UP_ENV, "0")
 VENV_BIN = Path(sys.executable).parent
 DBT = str(VENV_BIN / "dbt")
 # One engine setting for both sides, so a ratio measures the adapter rather than the tuning:
@@ -252,3 +261,15 @@ def common_args(description: str, rounds: int = 3) -> argparse.ArgumentParser:
         "our engine settings (shuffle partitions, UI)",
     )
     return parser
+
+
+def add_warm_up_argument(parser: argparse.ArgumentParser) -> None:
+    """--warm-up-seconds: our warm engine's warm-up as a user gets it (60 s on a local master);
+    a script passing it to its side waits it out (wait_warm_up) before its timed rounds."""
+    parser.add_argument(
+        "--warm-up-seconds",
+        type=float,
+        default=60.0,
+        help="our engine's warm-up budget (engine: {warm_up_seconds}; default %(default)s, the "
+        "default of a local master; 0: none), waited out before the timed rounds",
+    )

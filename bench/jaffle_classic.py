@@ -12,11 +12,15 @@ snapshot and singular test are left out.
 
 Two sides, each command a fresh process timed from start to exit, DO_NOT_TRACK=1:
 
-- ours: LAKEHOUSE_ENGINE=warm on an engine home of this bench's own, reuse as a user gets it
-  (on by default: into an empty warehouse it decides and records for every node);
+- ours: LAKEHOUSE_ENGINE=warm on an engine home of this bench's own, reuse and the engine's
+  warm-up as a user gets them (on by default: into an empty warehouse reuse decides and
+  records for every node; the engine runs its warm-up, --warm-up-seconds, while idle);
 - dbt-duckdb: set up as bench/edit_loop.py does (its venv, pinned versions), one DuckDB file.
 
-Each side builds a copy --first-builds times, untimed (the first starts the warm engine). Then,
+Each side builds a copy --first-builds times, untimed (the first starts the warm engine), and
+the script waits until the engine's warm-up has ended, as a user's next command after a minute
+of editing would find it (the warm-up never runs beside a command of ours, but would beside
+dbt-duckdb's). Then,
 over --rounds rounds, the sides alternating and each round starting with the next side: a build
 of a fresh copy (nothing in the warehouse), then `run -s customers` on what that build left.
 Each command starts once the cores are idle (timed_runs.settle): the warm engine's JIT compiles
@@ -38,7 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from edit_loop import RUN_MODEL, SCHEMA, Side, duckdb_dbt  # noqa: E402
 from harness import (  # noqa: E402
     DBT,
+    WARM_UP_ENV,
     Series,
+    add_warm_up_argument,
     alternate,
     common_args,
     duckdb_target,
@@ -47,6 +53,7 @@ from harness import (  # noqa: E402
     ours_target,
     report,
     stop_engines,
+    wait_warm_up,
     watch_engine,
 )
 
@@ -171,6 +178,7 @@ def main() -> None:
         help="untimed builds per side before the rounds (default %(default)s); the warm "
         "engine's JIT keeps compiling over a developer's first commands",
     )
+    add_warm_up_argument(parser)
     args = parser.parse_args()
     work: Path = args.work / "jaffle_classic"
     (work / "logs").mkdir(parents=True, exist_ok=True)
@@ -183,7 +191,12 @@ def main() -> None:
         "ours",
         work,
         DBT,
-        {**base, "LAKEHOUSE_ENGINE": "warm", "LAKEHOUSE_ENGINE_HOME": str(home)},
+        {
+            **base,
+            "LAKEHOUSE_ENGINE": "warm",
+            "LAKEHOUSE_ENGINE_HOME": str(home),
+            WARM_UP_ENV: f"{args.warm_up_seconds:g}",
+        },
         lambda project: ours_target(SCHEMA),
         classic_shape,
     )
@@ -221,6 +234,11 @@ def main() -> None:
                 why = node_check(side.project)
                 if not sample.ok or why:
                     sys.exit(f"{side.name}: an untimed build failed: {why or sample.note}")
+        waited = wait_warm_up(home)
+        print(
+            f"ours: the engine's warm-up ended {waited:.0f}s after the untimed builds",
+            file=sys.stderr,
+        )
         jvm, _ = engine_state(home)
         if jvm is None:
             sys.exit(f"no warm engine runs in {home} after the untimed build")
@@ -236,7 +254,8 @@ def main() -> None:
 
     print(
         f"\n# the classic jaffle_shop's shape ({NODES} nodes), {args.rounds} round(s) after "
-        f"{args.first_builds} untimed build(s) a side"
+        f"{args.first_builds} untimed build(s) a side; our engine's warm-up "
+        f"{args.warm_up_seconds:g}s"
     )
     print(f"warm engine JVM RSS up to {fmt(max(engine_rss, default=None), 'MB')}")
     verdicts = []

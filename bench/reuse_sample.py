@@ -11,7 +11,9 @@ fresh `dbt build` process timed from start to exit (what a user waits), DO_NOT_T
   its Iceberg-only config); it builds everything every time.
 
 Each side builds its own copy of the project once (--first-builds), untimed: the reuse-on copy
-with reuse on, so its records are written; the first of these starts the warm engine. (The
+with reuse on, so its records are written; the first of these starts the warm engine, whose
+warm-up (--warm-up-seconds) the script then waits out, as a user's next command after a minute
+of editing finds it: it runs only while no command of ours is attached. (The
 incremental `orders`' first incremental run after its full build is never reused: with one
 untimed build, round 1 of "nothing changed" builds it.) Then, the sides alternating within each
 round, each round starting with the next side (none always follows the same one):
@@ -54,8 +56,10 @@ from edit_loop import (  # noqa: E402
 )
 from harness import (  # noqa: E402
     DBT,
+    WARM_UP_ENV,
     Sample,
     Series,
+    add_warm_up_argument,
     alternate,
     common_args,
     duckdb_target,
@@ -64,6 +68,7 @@ from harness import (  # noqa: E402
     ours_target,
     report,
     stop_engines,
+    wait_warm_up,
     watch_engine,
 )
 
@@ -158,6 +163,7 @@ def main() -> None:
         "'nothing changed' is the second build; an incremental model's first incremental run "
         "is never reused, 2 measures the steady state)",
     )
+    add_warm_up_argument(parser)
     args = parser.parse_args()
     work: Path = args.work / "reuse_sample"
     (work / "logs").mkdir(parents=True, exist_ok=True)
@@ -171,6 +177,7 @@ def main() -> None:
         "DO_NOT_TRACK": "1",
         "LAKEHOUSE_ENGINE": "warm",
         "LAKEHOUSE_ENGINE_HOME": str(home),
+        WARM_UP_ENV: f"{args.warm_up_seconds:g}",
     }
 
     def ours(project: Path) -> dict:
@@ -226,6 +233,8 @@ def main() -> None:
                 said = f"{sample.seconds:.1f}s ({counts(results_of(side.project))})"
                 first.setdefault(side.name, []).append(said)
                 print(f"  {said}", file=sys.stderr)
+        waited = wait_warm_up(home)
+        print(f"the engine's warm-up ended {waited:.0f}s after the first builds", file=sys.stderr)
         jvm, _ = engine_state(home)
         if jvm is None:
             sys.exit(f"no warm engine runs in {home} after the first builds")

@@ -115,6 +115,21 @@ def engine_state(home: Path) -> tuple[int | None, float | None]:
     return pid, None
 
 
+def wait_warm_up(home: Path, longest: float = 300.0) -> float:
+    """Wait, at most `longest` seconds, until the warm engine in `home` has ended its warm-up
+    (engine/warm/warm_up.py), which runs while no command is attached: a peer's command timed
+    meanwhile would share the cores with it. Returns the seconds waited."""
+    from dbt.adapters.lakehouse.cli.engine import engine_statuses
+
+    began = time.monotonic()
+    while time.monotonic() - began < longest:
+        states = [s.get("warm_up", {}).get("state") for s in engine_statuses(home)]
+        if not any(state in ("waiting", "running", "paused") for state in states):
+            break
+        time.sleep(0.5)
+    return time.monotonic() - began
+
+
 def watch_engine(home: Path, jvm: int, rss: list[float]) -> Callable[[Sample], None]:
     """A check for each warm command's Sample: the engine's RSS into `rss`, and a note when the
     engine in `home` is no longer the JVM `jvm` (restarted: the command paid a cold start)."""
