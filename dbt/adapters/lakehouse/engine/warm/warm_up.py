@@ -12,7 +12,7 @@ the statements read, so they are done here, in time no command waits on.
   command has been attached for IDLE_SECONDS and stops at its budget (the profile's
   `engine: {warm_up_seconds: N}`, statement time counted), so a command that attaches waits
   at most for the one statement in flight.
-- Its session is a new one (its own SQL conf and catalogs); its catalog, LAKEHOUSE_WARM_UP, is
+- Its session is a new one (its own SQL conf and catalogs); its catalog, `lakehouse_warm_up`, is
   an Iceberg JDBC catalog on a SQLite file where the engine has the embedded lakehouse's
   driver (views included), else a Hadoop catalog (no views), both in the engine's folder, and
   removed with every table in it when the warm-up ends. Its jobs carry their own job group.
