@@ -46,7 +46,7 @@ from dbt.adapters.lakehouse.report.response import (
     cost_fields,
     response_fields,
 )
-from dbt.adapters.lakehouse.report.spark_jobs import node_jobs
+from dbt.adapters.lakehouse.report.spark_jobs import JobsDone, node_jobs
 from dbt.adapters.lakehouse.report.statements import read_phases
 from dbt.adapters.lakehouse.report.tags import job_description, query_tags
 from dbt.adapters.lakehouse.report.work import take as take_work
@@ -275,15 +275,16 @@ class LakehouseConnectionManager(SQLConnectionManager):
         stands when the node recorded no commit (lineage off)."""
         from dbt_common.invocation import get_invocation_id
 
-        handle: LakehouseHandle = self.get_thread_connection().handle
-        work = take_work(get_invocation_id(), handle.name)
+        connection = self.get_thread_connection()
+        name = connection.name or "conn"
+        work = take_work(get_invocation_id(), name)
         read_phases(work.statements)
-        jobs = node_jobs(handle.spark, handle.job_group)
-        native = node_share(handle.spark, jobs.job_ids) if jobs is not None else None
+        jobs = self._node_jobs(connection)
+        native = node_share(connection.handle.spark, jobs.job_ids) if jobs and jobs.jobs else None
         fields = response_fields(code, work, jobs, rows_given, message, native)
         fields.setdefault("snapshot_id", getattr(main, "snapshot_id", None))
-        fields.update(take_verdict(get_invocation_id(), handle.name))
-        fields.update(take_note(str(get_invocation_id()), handle.name))
+        fields.update(take_verdict(get_invocation_id(), name))
+        fields.update(take_note(str(get_invocation_id()), name))
         return LakehouseAdapterResponse(**fields)
 
     def node_costs(self) -> dict[str, Any]:
@@ -291,10 +292,19 @@ class LakehouseConnectionManager(SQLConnectionManager):
         response stays its main statement's (a data test)."""
         from dbt_common.invocation import get_invocation_id
 
-        handle: LakehouseHandle = self.get_thread_connection().handle
-        work = take_work(get_invocation_id(), handle.name)
+        connection = self.get_thread_connection()
+        work = take_work(get_invocation_id(), connection.name or "conn")
         read_phases(work.statements)
-        return cost_fields(work, node_jobs(handle.spark, handle.job_group))
+        return cost_fields(work, self._node_jobs(connection))
+
+    @staticmethod
+    def _node_jobs(connection: Connection) -> JobsDone | None:
+        """The node's Spark jobs; none without asking Spark when its connection never opened
+        in this node (a node reused from a remembered decision made no Spark call at all)."""
+        if connection.state != ConnectionState.OPEN:
+            return JobsDone(0, 0.0)
+        handle: LakehouseHandle = connection.handle
+        return node_jobs(handle.spark, handle.job_group)
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:

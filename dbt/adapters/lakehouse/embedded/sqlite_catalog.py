@@ -1,4 +1,5 @@
-"""The SQLite file behind the embedded catalog: where it is, its tables, and its creation.
+"""The SQLite file behind the embedded catalog: where it is, its tables, its creation, and where
+each of its tables' and views' current metadata is.
 
 The file is made whole before any JVM opens it: built under a private name, then linked into
 place (link(2) fails when the name exists), so two processes starting on a new warehouse never
@@ -12,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,3 +106,41 @@ def _sync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_READERS = threading.local()
+
+
+def metadata_locations(
+    database: Path, catalog_name: str, namespaces: Collection[str] | None = None
+) -> dict[tuple[str, str], str]:
+    """(namespace, name) -> the current metadata file of each table and view the catalog holds
+    (in `namespaces` only, when given), read from its row as the last commit left it. A commit
+    writes a new metadata file under a new name, so an unchanged location is an unchanged table
+    or view. Each thread keeps its own connection (sqlite3's are per thread), made anew when the
+    file was replaced (a warehouse deleted and made again); WAL lets this read run beside a
+    JVM's commit."""
+    readers: dict[Path, tuple[tuple[int, int], sqlite3.Connection]] = _READERS.__dict__.setdefault(
+        "by_file", {}
+    )
+    found = os.stat(database)
+    identity = (found.st_dev, found.st_ino)
+    kept = readers.get(database)
+    if kept is None or kept[0] != identity:
+        if kept is not None:
+            kept[1].close()
+        kept = readers[database] = (identity, connect(database))
+    con = kept[1]
+    query = (
+        "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
+        "WHERE catalog_name = ?"
+    )
+    params: list[str] = [catalog_name]
+    if namespaces is not None:
+        if not namespaces:
+            return {}
+        query += f" AND table_namespace IN ({', '.join('?' * len(namespaces))})"
+        params += sorted(namespaces)
+    return {
+        (str(ns), str(name)): str(location) for ns, name, location in con.execute(query, params)
+    }

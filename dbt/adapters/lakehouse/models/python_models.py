@@ -22,6 +22,7 @@ from typing import Any
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.reuse.memo import session_changed
 
 VIEW_MARK = "__dbt_py_"
 
@@ -113,6 +114,9 @@ def run_model(spark: Any, code: str, model_name: str, model_file: str, shown_as:
     under the file's name with its stripped leading lines put back, so tracebacks show the
     file's own line numbers and lines."""
     namespace: dict[str, Any] = {"__name__": f"dbt_python_model_{model_name}", "spark": spark}
+    # Its code may change how the session resolves names (its current namespace, its settings,
+    # its functions): no decision is recalled from memory after it (reuse/memo.py).
+    session_changed(spark, f"Python model '{model_name}' ran in it")
     try:
         with open(model_file, encoding="utf-8") as handle:
             offset = leading_lines(handle.read())

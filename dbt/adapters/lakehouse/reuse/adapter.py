@@ -12,6 +12,7 @@ the next run builds.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from dbt.adapters.lakehouse.mv.state import (
     recorded_of,
     rows_commit,
 )
-from dbt.adapters.lakehouse.reuse import test_store
+from dbt.adapters.lakehouse.reuse import memo, test_store
 from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
@@ -80,9 +81,12 @@ def reuse_plan(
         inputs, states = tracked
         shape = statement_shape(statement, query)
         text = (shape, f"-- plan {inputs.digest}", also_watched(model, settings))
-        return Identity(states, "\n".join(text), {MODE: mode} if mode else {})
+        return Identity(states, "\n".join(text), {MODE: mode} if mode else {}, inputs.objects)
 
-    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify)
+    def known() -> Known:
+        return (mode, query, statement, settings, also_watched(model, settings)), (query, statement)
+
+    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify, known)
 
 
 def seed_plan(
@@ -96,10 +100,15 @@ def seed_plan(
     """{reuse: bool, reason: str} for a seed: its CSV's content and the settings that shape its
     rows are what its build recorded."""
 
-    def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
-        return Identity([], seed_identity(model))
+    identity = functools.cache(lambda: seed_identity(model))  # a large CSV is read to hash it
 
-    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify)
+    def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
+        return Identity([], identity(), objects=())
+
+    def known() -> Known:
+        return ("seed", identity()), ()
+
+    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify, known)
 
 
 @dataclass(frozen=True)
@@ -110,8 +119,12 @@ class Identity:
     states: list[UpstreamState]
     text: str
     extra: dict[str, str] = field(default_factory=dict)
+    # The catalog objects its query's analysis resolved (None: not all could be told).
+    objects: tuple[TableName, ...] | None = None
 
 
+# What a decision reads besides the catalog (reuse/memo.py's key), and the SQL it runs.
+Known = tuple[tuple[Any, ...], tuple[str, ...]]
 # An incremental model's record says which of its two queries built it: its first build's (or
 # a --full-refresh's) query differs from its incremental runs' (the is_incremental() branch).
 MODE = BUILD_PREFIX + "mode"
@@ -153,12 +166,21 @@ def _decide(
     full_refresh: bool,
     has_hooks: bool,
     identify: Callable[[Any, metadata.Reader, TableName], Identity | str],
+    known: Callable[[], Known],
 ) -> dict[str, Any]:
     invocation, node_id, config = node_of(model)
     refused = refusal(adapter, model, has_hooks)
     if refused is not None:
         return refused
     target = TableName.of(relation)
+    attempt = None
+    if existing is not None and not existing.is_view and not full_refresh:
+        parts, texts = known()
+        parts = (*parts, memo.config_text(config), str(existing.type))
+        found = memo.recall(adapter, target.catalog, f"{node_id} {target}", parts, texts)
+        if isinstance(found, memo.Remembered):
+            return remembered(invocation, node_id, found.reason)
+        attempt = found
     with adapter._spark_session(f"decide whether {target} is reused") as spark:
         why = session_refusal(spark)
         if why is not None:
@@ -184,6 +206,8 @@ def _decide(
         reason = "nothing it reads moved; its query and settings are unchanged"
         record_verdict(invocation, node_id, True, reason)
         logger.debug(f"{node_id}: reused: {reason}")
+        if attempt is not None:
+            attempt.remember(memo.objects_of((target,), identity.objects), reason)
         return {"reuse": True, "reason": reason}
     built_at = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     record_entries = record_properties(states, identity.text, config, built_at, BUILD_PREFIX)
@@ -341,6 +365,13 @@ def _states(
         except (RelationMissingError, NamespaceMissingError):
             untracked.append(f"cannot read the metadata of {table}")
     return states, untracked
+
+
+def remembered(invocation: str, node_id: str, reason: str) -> dict[str, Any]:
+    """A node reused as its remembered decision says (memo.py): no Spark call was made."""
+    record_verdict(invocation, node_id, True, reason)
+    logger.debug(f"{node_id}: reused: {reason} (remembered: every object it reads is unchanged)")
+    return {"reuse": True, "reason": reason}
 
 
 def built(invocation: str, node_id: str, reason: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse import plan_facts
+from dbt.adapters.lakehouse.reuse.memo import watched_objects
 from dbt.adapters.lakehouse.reuse.stand_ins import cut, stand_ins_read, token
 
 logger = AdapterLogger("Lakehouse")
@@ -72,6 +73,11 @@ class PlanInputs:
     query: str = field(default="", compare=False, repr=False)
     # Each input table's metadata JSON as the analysis loaded it (plan_facts), by its name.
     metadata: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # Every catalog object the analysis resolved (its tables and the views it inlined), which
+    # a remembered decision watches (reuse/memo.py); None where they cannot all be told: asked
+    # through py4j or over stand-ins, a temporary or session view read, a function or variable
+    # of the session's own (whose definition no catalog object holds).
+    objects: tuple[TableName, ...] | None = field(default=None, compare=False, repr=False)
 
 
 def node_inputs(spark: Any, query: str) -> PlanInputs:
@@ -149,6 +155,7 @@ def plan_inputs(
     for inputs in below:
         tables.update((str(t), t) for t in inputs.tables)
         untracked.extend(inputs.untracked)
+    objects = None if stand_ins or facts is None else watched_objects(facts, classes, tables)
     return PlanInputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
@@ -157,6 +164,7 @@ def plan_inputs(
         frame,
         sql,
         metadata,
+        objects,
     )
 
 

@@ -85,6 +85,11 @@ public class PlanFacts {
             java.util.Map one = new java.util.HashMap();
             one.put("deterministic", Boolean.valueOf(plan.deterministic()));
             one.put("leaves", facts);
+            java.util.Map objects = new java.util.LinkedHashMap();
+            int[] views = new int[1];
+            resolved(plan, objects, views);
+            one.put("objects", new java.util.ArrayList(objects.values()));
+            one.put("views", Integer.valueOf(views[0]));
             described.add(one);
         }
         // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`): its leaves' texts
@@ -99,6 +104,32 @@ public class PlanFacts {
             }
         }
         return JSON.writeValueAsString(described) + "\n" + pruned;
+    }
+
+    // The catalog objects the analyzer resolved in a plan, tables and views alike, each under
+    // the alias of its qualified name (catalog, namespace..., name); and how many View nodes it
+    // holds (a temporary view, a session catalog's view), which name no catalog object here.
+    private static void resolved(LogicalPlan plan, java.util.Map objects, int[] views) {
+        if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias) {
+            org.apache.spark.sql.catalyst.AliasIdentifier id =
+                ((org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias) plan).identifier();
+            scala.collection.Seq qualifier = id.qualifier();
+            if (qualifier.size() > 0) {
+                java.util.List parts = new java.util.ArrayList();
+                for (int i = 0; i < qualifier.size(); i++) {
+                    parts.add(qualifier.apply(i));
+                }
+                parts.add(id.name());
+                objects.put(parts.toString(), parts);
+            }
+        }
+        if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.View) {
+            views[0]++;
+        }
+        scala.collection.Seq children = plan.children();
+        for (int i = 0; i < children.size(); i++) {
+            resolved((LogicalPlan) children.apply(i), objects, views);
+        }
     }
 
     // Each leaf of the plan and its subqueries, in plan order, as its text without expression
@@ -206,6 +237,10 @@ class PlanFacts:
     deterministic: tuple[bool, ...]
     leaves: tuple[tuple[dict[str, Any], ...], ...]
     pruned: tuple[list[str], str] | None = None
+    # The catalog objects every plan resolved, by qualified name (catalog, namespace..., name),
+    # and the View nodes they hold (reuse/memo.py remembers a decision only without any).
+    objects: tuple[tuple[str, ...], ...] = ()
+    views: int = 0
 
 
 _DESCRIBERS: PerContext[Any] = PerContext()
@@ -220,10 +255,13 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
     described, _, pruned = str(describer.describe(analyzed)).partition("\n")
     plans = json.loads(described)
     leaf_texts, _, document = pruned.partition("\n")
+    objects = {tuple(map(str, parts)): None for p in plans for parts in p["objects"]}
     return PlanFacts(
         tuple(bool(p["deterministic"]) for p in plans),
         tuple(tuple(p["leaves"]) for p in plans),
         (json.loads(leaf_texts), document) if document else None,
+        tuple(objects),
+        sum(int(p["views"]) for p in plans),
     )
 
 

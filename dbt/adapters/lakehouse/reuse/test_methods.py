@@ -11,7 +11,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.reuse import test_store, tests
+from dbt.adapters.lakehouse.reuse import memo, test_store, tests
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -55,6 +55,7 @@ class TestReuseMethods(metaclass=AdapterMeta):
         written, one commit per catalog, before the connections go."""
         adapter = cast("LakehouseAdapter", self)
         try:
+            memo.save_all()  # the decisions this invocation learnt, for the next one
             tests.forget_pending()
             rows = test_store.end_invocation()
             if rows:

@@ -37,11 +37,12 @@ from dbt.adapters.lakehouse.mv.state import (
     recorded_of,
 )
 from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
-from dbt.adapters.lakehouse.reuse import test_store
+from dbt.adapters.lakehouse.reuse import memo, test_store
 from dbt.adapters.lakehouse.reuse.adapter import (
     built,
     node_of,
     refusal,
+    remembered,
     session_refusal,
     tracked_inputs,
 )
@@ -146,6 +147,14 @@ def decide(
         return refused
     if stores_failures:
         return built(invocation, node_id, f"not reusable: {STORES_FAILURES}")
+    catalog = str(model["database"])
+    relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
+    parts = ("test", query, sql_header, memo.config_text(config))
+    found = memo.recall(adapter, catalog, f"{node_id} {relation}", parts, (query, sql_header or ""))
+    if isinstance(found, memo.Remembered) and found.result is not None:
+        table = result_table(Stored(*found.result, record={}))
+        return {**remembered(invocation, node_id, found.reason), "table": table}
+    attempt = found if isinstance(found, memo.Attempt) else None
     with adapter._spark_session(f"decide whether {node_id} is reused") as spark:
         why = session_refusal(spark)
         if why is not None:
@@ -157,8 +166,6 @@ def decide(
         return built(invocation, node_id, f"not reusable: {tracked}")
     inputs, states = tracked
     identity = identity_text(inputs.digest, config, sql_header)
-    catalog = str(model["database"])
-    relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
     stored = test_store.recorded(
         adapter._metadata_rows, invocation, catalog, (node_id, relation), store_state
     )
@@ -166,6 +173,9 @@ def decide(
     if reused and stored is not None:
         record_verdict(invocation, node_id, True, reason)
         logger.debug(f"{node_id}: reused: {reason}")
+        if attempt is not None:
+            result = (stored.failures, stored.should_warn, stored.should_error)
+            attempt.remember(inputs.objects, reason, result)
         return {"reuse": True, "reason": reason, "table": result_table(stored)}
     if not sql_header:  # a header's statements run first, and may change what it means
         prepared.keep(spark, query, inputs.frame)

@@ -14,6 +14,7 @@ twice."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lakehouse.checkpoints.catalog_views import stored_property
@@ -22,9 +23,16 @@ from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.state import BUILD_PREFIX
-from dbt.adapters.lakehouse.reuse.adapter import audited_refusal, built, node_of, refusal
-from dbt.adapters.lakehouse.reuse.inputs import node_inputs
-from dbt.adapters.lakehouse.reuse.plan import view_definition
+from dbt.adapters.lakehouse.reuse import memo
+from dbt.adapters.lakehouse.reuse.adapter import (
+    audited_refusal,
+    built,
+    node_of,
+    refusal,
+    remembered,
+)
+from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
+from dbt.adapters.lakehouse.reuse.plan import also_watched, view_definition
 from dbt.adapters.lakehouse.reuse.stand_ins import remember
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
@@ -53,6 +61,17 @@ def view_plan(
     if refused is not None:
         return refused
     target = TableName.of(relation)
+    attempt = None
+    if existing is not None and existing.is_view and not full_refresh:
+        config = memo.config_text(model["config"])
+        parts = ("view", query, also_watched(model), config, str(existing.type))
+        found = memo.recall(adapter, target.catalog, f"{node_id} {target}", parts, (query,))
+        if isinstance(found, memo.Remembered):
+            if found.inputs is not None:  # what the readers of its stand-in take as its reads
+                remember(str(relation), restored(found.inputs))
+            return remembered(invocation, node_id, found.reason)
+        attempt = found
+    objects = inputs = None
     with adapter._spark_session(f"decide whether view {target} is reused") as spark:
         audited = audited_refusal(spark)
         if audited:
@@ -63,7 +82,7 @@ def view_plan(
         else:
             inputs = node_inputs(spark, query)
             remember(str(relation), inputs)
-            analysed, frame = inputs.query, inputs.frame
+            analysed, frame, objects = inputs.query, inputs.frame, inputs.objects
         # The view's stand-in, made after its statement, reads this same query (no second
         # analysis of a stack of views).
         prepared.keep_for_stand_in(spark, analysed, frame)
@@ -78,6 +97,8 @@ def view_plan(
     else:
         reason = "the view already holds this definition"
         record_verdict(invocation, node_id, True, reason)
+        if attempt is not None and inputs is not None:
+            attempt.remember(memo.objects_of((target,), objects), reason, inputs=kept(inputs))
         return {"reuse": True, "reason": reason}
     with _LOCK:  # taken by the view's CREATE statement (pending_definition)
         _PENDING[(invocation, node_id)] = definition
@@ -104,3 +125,22 @@ def _recorded(adapter: LakehouseAdapter, target: TableName) -> str | None:
     except (RelationMissingError, NamespaceMissingError):
         return None
     return next((str(r[1]) for r in rows if str(r[0]) == VIEW_KEY), None)
+
+
+def kept(inputs: PlanInputs) -> dict[str, Any]:
+    """What a view's query reads, as its remembered decision keeps it."""
+    return {
+        "tables": [[t.catalog, t.namespace, t.name] for t in inputs.tables],
+        "untracked": list(inputs.untracked),
+        "varying": list(inputs.varying),
+        "digest": inputs.digest,
+    }
+
+
+def restored(inputs: Mapping[str, Any]) -> PlanInputs:
+    return PlanInputs(
+        tuple(TableName(*t) for t in inputs["tables"]),
+        tuple(inputs["untracked"]),
+        tuple(inputs["varying"]),
+        str(inputs["digest"]),
+    )
