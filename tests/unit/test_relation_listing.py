@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lakehouse.embedded.sqlite_catalog import (
+    EmbeddedCatalog,
+    connect,
+    prepare_catalog,
+)
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_type
 from dbt.adapters.lakehouse.exceptions import (
     AccessDeniedError,
@@ -22,10 +29,14 @@ from dbt.adapters.lakehouse.relation import LakehouseRelation
 class ListingOnly(LakehouseAdapter):
     """The adapter's listing logic with the catalog's answers given per kind (tables/views)."""
 
-    def __init__(self, answers: dict[str, Any]) -> None:  # no dbt config needed for listing
-        self.answers = answers
+    def __init__(self, answers: dict[str, Any], embedded: Any = None) -> None:
+        self.answers = answers  # no dbt config needed for listing
         # No manifest: no materialized_view model to type (mv/adapter.py reads it).
         self._macro_resolver = None
+        self.spec = SimpleNamespace(embedded_catalog=embedded, is_connect=False)
+
+    def _resolved(self) -> Any:
+        return SimpleNamespace(spec=self.spec)
 
     def execute_macro(self, macro_name: str, kwargs: dict[str, Any] | None = None, **_: Any):
         answer = self.answers[kwargs["kind"]]
@@ -108,3 +119,33 @@ def test_any_other_failure_raises_instead_of_reading_as_empty(failure: Exception
 )
 def test_engine_errors_are_classified_once_by_type(text: str, expected: str) -> None:
     assert engine_error_type(text).__name__ == expected
+
+
+def test_the_embedded_catalog_is_listed_from_its_sqlite_rows(tmp_path: Path) -> None:
+    """Tables (an old row without a type too) and views of the namespace alone, namespaces as
+    SHOW NAMESPACES lists them; the engine is not asked (no answers given)."""
+    embedded = EmbeddedCatalog(name="lakehouse", warehouse=tmp_path)
+    prepare_catalog(embedded)
+    with connect(embedded.database_file) as con:
+        con.executemany(
+            "INSERT INTO iceberg_tables VALUES ('lakehouse', ?, ?, 'm', NULL, ?)",
+            [
+                ("analytics", "orders", "TABLE"),
+                ("analytics", "v_orders", "VIEW"),
+                ("analytics", "legacy", None),
+                ("analytics.nested", "deep", "TABLE"),
+                ("other", "x", "TABLE"),
+            ],
+        )
+        con.execute(
+            "INSERT INTO iceberg_namespace_properties "
+            "VALUES ('lakehouse', 'empty', 'exists', 'true')"
+        )
+    adapter = ListingOnly({}, embedded)
+    listed = {(r.identifier, str(r.type)) for r in adapter.list_relations_without_caching(SCHEMA)}
+    assert listed == {("orders", "table"), ("v_orders", "view"), ("legacy", "table")}
+    assert adapter.list_schemas("`lakehouse`") == ["analytics", "empty", "other"]
+    assert adapter.check_schema_exists("lakehouse", "EMPTY")
+    assert not adapter.check_schema_exists("lakehouse", "missing")
+    missing = LakehouseRelation.create(database="lakehouse", schema="missing")
+    assert adapter.list_relations_without_caching(missing) == []

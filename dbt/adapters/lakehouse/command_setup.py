@@ -15,6 +15,7 @@ from dbt.adapters.lakehouse.engine.jars import cache_dir
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+from dbt.adapters.lakehouse.reuse.memo import FILE_NAME as MEMO_FILE
 from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
 
 
@@ -29,6 +30,7 @@ def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
         env,
         getattr(profile, "project_root", None),
         getattr(profile, "flags", None),
+        getattr(profile, "project_target_path", None),
     )
     begin_audited_run(credentials)
     begin_run_summary()
@@ -54,14 +56,24 @@ ENGINE_COMMANDS = frozenset(
 )
 
 
+# Commands whose nodes may all be reused from remembered decisions (reuse/memo.py).
+DEFERRABLE_COMMANDS = frozenset({"build", "run", "seed", "snapshot", "test"})
+
+
 def start_engine_early(
     credentials: LakehouseCredentials,
     env: Mapping[str, str],
     project_root: str | None = None,
     project_flags: Any = None,
+    target_path: str | None = None,
 ) -> bool:
     """Boot the JVM beside dbt's parsing when this command will need it (off with
-    LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it."""
+    LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it.
+
+    On the embedded lakehouse with a warm engine already up and remembered reuse decisions in
+    `target_path`, the attach (a fraction of a second, mostly PySpark's import) waits for the
+    run's nodes to be selected: when every one has a decision that still holds, none needs the
+    engine and the command never attaches (reuse/memo.py `start_engine_unless_covered`)."""
     if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
         return False
     try:
@@ -71,6 +83,15 @@ def start_engine_early(
         mounted = with_project_catalogs(credentials, project_root, project_flags)
         spec = resolve_profile(mounted).spec
     except Exception:
+        return False
+    if (
+        target_path is not None
+        and invoked_command() in DEFERRABLE_COMMANDS
+        and (Path(target_path) / MEMO_FILE).exists()
+        and spec.embedded_catalog is not None
+        and ENGINE.attach_is_quick(spec)
+    ):
+        ENGINE.defer_start(spec)
         return False
     ENGINE.start_early(spec)
     return True

@@ -39,7 +39,7 @@ from dbt.adapters.lakehouse.iceberg.lineage import (
     committed_snapshot,
 )
 from dbt.adapters.lakehouse.report.statements import StatementClock
-from dbt.adapters.lakehouse.reuse import memo as remembered_decisions
+from dbt.adapters.lakehouse.reuse import session_state
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -155,7 +155,7 @@ class LakehouseCursor:
     def _execute_one(self, statement: str, args: list[Any] | None) -> None:
         if self._describe_memo is not None:  # before it runs: a failed write may have written
             self._describe_memo.statement_ran(statement)
-        remembered_decisions.statement_ran(self._spark, statement)
+        session_state.statement_ran(self._spark, statement)  # reuse/memo.py relies on it
         target = commit_target(statement)
         # The run's stand-ins it reads are made first, each timed as a statement of its own
         # (checkpoints/registry.py), so a checkpoint's jobs are not this statement's planning.

@@ -41,7 +41,11 @@ from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql
 from dbt.adapters.lakehouse.engine.sql_origin import config_sql
 from dbt.adapters.lakehouse.iceberg import catalog, freshness
 from dbt.adapters.lakehouse.iceberg.describe_methods import DescribeMethods
-from dbt.adapters.lakehouse.iceberg.listing import list_relations
+from dbt.adapters.lakehouse.iceberg.listing import (
+    embedded_catalog_of,
+    list_relations,
+    top_namespaces,
+)
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
@@ -56,6 +60,7 @@ from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.profile.secrets import scrub
 from dbt.adapters.lakehouse.relation import LakehouseRelation, split_table_name
 from dbt.adapters.lakehouse.report.response import LakehouseAdapterResponse
+from dbt.adapters.lakehouse.reuse.memo import start_engine_unless_covered
 from dbt.adapters.lakehouse.reuse.methods import ReuseMethods
 from dbt.adapters.lakehouse.reuse.test_methods import TestReuseMethods
 from dbt.adapters.lakehouse.time_travel import adapter as time_travel
@@ -252,9 +257,22 @@ class LakehouseAdapter(
             self.drop_relation(existing)
         super().drop_schema(relation)
 
+    def list_schemas(self, database: str) -> list[str]:
+        embedded = embedded_catalog_of(self, database)
+        if embedded is not None:  # its SQLite rows, without the engine (iceberg/listing.py)
+            # the run's nodes are selected now: whether they need the engine (reuse/memo.py)
+            start_engine_unless_covered(self, embedded.name)
+            return top_namespaces(embedded)
+        return super().list_schemas(database)  # type: ignore[no-any-return]
+
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
-        return schema.lower() in {str(row[0]).lower() for row in results}
+        embedded = embedded_catalog_of(self, database)
+        if embedded is not None:
+            listed = top_namespaces(embedded)
+        else:
+            results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
+            listed = [str(row[0]) for row in results]
+        return schema.lower() in {name.lower() for name in listed}
 
     @available
     def node_response(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -180,6 +181,32 @@ def test_the_early_start_is_for_commands_that_run_sql(
     monkeypatch.setattr(command_setup, "invoked_command", lambda: "run")
     assert command_setup.start_engine_early(profile, {"LAKEHOUSE_EARLY_START": "0"}) is False
     assert started == ["s"]
+
+
+def test_the_early_start_waits_for_the_run_where_decisions_are_remembered(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the embedded lakehouse with a warm engine up and a memo in the target folder, the
+    attach is held back until the run's nodes are known (reuse/memo.py); otherwise not."""
+    started: list[object] = []
+    spec = SimpleNamespace(embedded_catalog=object())
+    monkeypatch.setattr(command_setup.ENGINE, "start_early", started.append)
+    monkeypatch.setattr(command_setup.ENGINE, "attach_is_quick", lambda s: True)
+    monkeypatch.setattr(command_setup, "resolve_profile", lambda c: SimpleNamespace(spec=spec))
+    monkeypatch.setattr(command_setup, "invoked_command", lambda: "build")
+    profile, target = creds(tmp_path), tmp_path / "target"
+    assert command_setup.start_engine_early(profile, {}, target_path=str(target)) is True
+    target.mkdir()
+    (target / command_setup.MEMO_FILE).write_text("{}")
+    try:
+        assert command_setup.start_engine_early(profile, {}, target_path=str(target)) is False
+        assert started == [spec] and command_setup.ENGINE.has_deferred()
+        assert command_setup.ENGINE.start_deferred() and started == [spec, spec]
+        assert not command_setup.ENGINE.has_deferred()
+        monkeypatch.setattr(command_setup, "invoked_command", lambda: "show")
+        assert command_setup.start_engine_early(profile, {}, target_path=str(target)) is True
+    finally:
+        command_setup.ENGINE.defer_start(None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from dbt.adapters.lakehouse.embedded.sqlite_catalog import (
     prepare_catalog,
 )
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.reuse import memo
+from dbt.adapters.lakehouse.reuse import memo, session_state
 
 
 def _catalog(tmp_path: Path) -> EmbeddedCatalog:
@@ -139,8 +139,8 @@ def test_the_memo_applies_to_the_embedded_catalog_only_and_can_be_turned_off(
 )
 def test_statements_that_change_the_session_stop_recalling(statement: str) -> None:
     session = SimpleNamespace()
-    memo.statement_ran(session, statement)
-    assert getattr(session, memo._CHANGED, None)
+    session_state.statement_ran(session, statement)
+    assert getattr(session, session_state._CHANGED, None)
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ def test_statements_that_change_the_session_stop_recalling(statement: str) -> No
 )
 def test_writes_and_queries_leave_the_session_as_it_was(statement: str) -> None:
     session = SimpleNamespace()
-    memo.statement_ran(session, statement)
+    session_state.statement_ran(session, statement)
     assert vars(session) == {}
 
 
@@ -166,11 +166,12 @@ def test_a_temporary_view_made_by_a_statement_stops_recalling_queries_that_name_
 
     session = SimpleNamespace()
     monkeypatch.setattr(lifecycle._Engine, "active", property(lambda self: session))
-    memo.statement_ran(session, "create or replace temporary view `orders__dbt_tmp` as select 1")
-    assert memo._session_as_new(["select * from lakehouse.jaffle.orders"])
-    assert not memo._session_as_new(["select * from ORDERS__dbt_tmp"])
-    memo.session_changed(session, "a Python model ran")
-    assert not memo._session_as_new(["select 1"])
+    made = "create or replace temporary view `orders__dbt_tmp` as select 1"
+    session_state.statement_ran(session, made)
+    assert session_state.session_as_new(["select * from lakehouse.jaffle.orders"])
+    assert not session_state.session_as_new(["select * from ORDERS__dbt_tmp"])
+    session_state.session_changed(session, "a Python model ran")
+    assert not session_state.session_as_new(["select 1"])
 
 
 def test_the_file_merges_concurrent_runs_and_ignores_another_format(tmp_path: Path) -> None:

@@ -111,15 +111,9 @@ def _sync_folder(folder: Path) -> None:
 _READERS = threading.local()
 
 
-def metadata_locations(
-    database: Path, catalog_name: str, namespaces: Collection[str] | None = None
-) -> dict[tuple[str, str], str]:
-    """(namespace, name) -> the current metadata file of each table and view the catalog holds
-    (in `namespaces` only, when given), read from its row as the last commit left it. A commit
-    writes a new metadata file under a new name, so an unchanged location is an unchanged table
-    or view. Each thread keeps its own connection (sqlite3's are per thread), made anew when the
-    file was replaced (a warehouse deleted and made again); WAL lets this read run beside a
-    JVM's commit."""
+def _reader(database: Path) -> sqlite3.Connection:
+    """This thread's connection to `database`, made anew when the file was replaced (a
+    warehouse deleted and made again); sqlite3's connections are per thread."""
     readers: dict[Path, tuple[tuple[int, int], sqlite3.Connection]] = _READERS.__dict__.setdefault(
         "by_file", {}
     )
@@ -130,7 +124,38 @@ def metadata_locations(
         if kept is not None:
             kept[1].close()
         kept = readers[database] = (identity, connect(database))
-    con = kept[1]
+    return kept[1]
+
+
+def namespace_names(database: Path, catalog_name: str) -> set[str]:
+    """Every namespace the catalog holds (nested ones as `a.b`), as Iceberg's JdbcCatalog
+    finds them: those with properties, and those its tables and views are in."""
+    rows = _reader(database).execute(
+        "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ? "
+        "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ?",
+        (catalog_name, catalog_name),
+    )
+    return {str(ns) for (ns,) in rows}
+
+
+def objects_in(database: Path, catalog_name: str, namespace: str) -> list[tuple[str, bool]]:
+    """The tables and views directly in `namespace`: (name, is a view), by name."""
+    rows = _reader(database).execute(
+        "SELECT table_name, iceberg_type FROM iceberg_tables "
+        "WHERE catalog_name = ? AND table_namespace = ? ORDER BY table_name",
+        (catalog_name, namespace),
+    )
+    return [(str(name), str(kind or "").upper() == "VIEW") for name, kind in rows]
+
+
+def metadata_locations(
+    database: Path, catalog_name: str, namespaces: Collection[str] | None = None
+) -> dict[tuple[str, str], str]:
+    """(namespace, name) -> the current metadata file of each table and view the catalog holds
+    (in `namespaces` only, when given), read from its row as the last commit left it. A commit
+    writes a new metadata file under a new name, so an unchanged location is an unchanged table
+    or view. WAL lets this read run beside a JVM's commit."""
+    con = _reader(database)
     query = (
         "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
         "WHERE catalog_name = ?"

@@ -70,6 +70,8 @@ class _Engine:
         self._early_failure: tuple[EngineSpec, BaseException] | None = None
         # Set while the session is one on a warm engine (engine/warm/), not this process's JVM.
         self._attachment: warm.Attachment | None = None
+        # The spec whose early start waits for the run to say whether it needs the engine.
+        self._deferred: EngineSpec | None = None
 
     def start_early(self, spec: EngineSpec) -> None:
         """Start the session for `spec` on a daemon thread, so the JVM boots while dbt parses.
@@ -86,6 +88,29 @@ class _Engine:
                     self._early_failure = (spec, exc)
 
         threading.Thread(target=start, name="lakehouse-engine-start", daemon=True).start()
+
+    def attach_is_quick(self, spec: EngineSpec) -> bool:
+        """Whether `spec`'s session would be an attach to a warm engine already running (a
+        fraction of a second), not a JVM's start."""
+        if spec.is_connect or keep_warm_minutes(spec.master, spec.keep_warm_minutes) <= 0:
+            return False
+        java = java_executable()
+        return java is not None and warm.engine_running(spec, java)
+
+    def defer_start(self, spec: EngineSpec) -> None:
+        """Hold `spec`'s early start until `start_deferred` (or the first `get`)."""
+        self._deferred = spec
+
+    def has_deferred(self) -> bool:
+        return self._deferred is not None
+
+    def start_deferred(self) -> bool:
+        """Start the deferred session in the background now; False when none was deferred."""
+        spec, self._deferred = self._deferred, None
+        if spec is None:
+            return False
+        self.start_early(spec)
+        return True
 
     def get(self, spec: EngineSpec) -> SparkSession:
         with self._lock:

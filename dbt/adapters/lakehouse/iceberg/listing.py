@@ -1,5 +1,7 @@
 """The relations of a namespace, from the catalog's own listing: tables and views, never a
-session's temporary views; a failed lookup is never taken for an empty namespace."""
+session's temporary views; a failed lookup is never taken for an empty namespace. The embedded
+lakehouse's catalog is listed from its SQLite rows, with no call into Spark (Iceberg's
+JdbcCatalog lists the same rows)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.contracts.relation import RelationType
 
+from dbt.adapters.lakehouse.embedded.sqlite_catalog import (
+    EmbeddedCatalog,
+    namespace_names,
+    objects_in,
+)
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, ViewsUnsupportedError
 
 if TYPE_CHECKING:
@@ -15,7 +22,35 @@ if TYPE_CHECKING:
 SHOW_RELATIONS_MACRO = "lakehouse__show_relations"
 
 
+def embedded_catalog_of(adapter: LakehouseAdapter, catalog: str) -> EmbeddedCatalog | None:
+    """The embedded lakehouse's catalog when `catalog` is it and its file is there (read here,
+    without the engine); else None."""
+    spec = adapter._resolved().spec
+    embedded = spec.embedded_catalog
+    if embedded is None or spec.is_connect or embedded.name != catalog.strip("`"):
+        return None
+    return embedded if embedded.database_file.exists() else None
+
+
+def top_namespaces(embedded: EmbeddedCatalog) -> list[str]:
+    """What SHOW NAMESPACES lists in the embedded catalog: its top-level namespaces."""
+    found = namespace_names(embedded.database_file, embedded.name)
+    return sorted({namespace.split(".")[0] for namespace in found})
+
+
 def list_relations(adapter: LakehouseAdapter, schema_relation: Any) -> list[Any]:
+    embedded = embedded_catalog_of(adapter, str(schema_relation.database))
+    if embedded is not None:
+        _, namespace, _ = schema_relation.written_names()
+        return [
+            adapter.Relation.create(
+                database=schema_relation.database,
+                schema=schema_relation.schema,
+                identifier=name,
+                type=RelationType.View if is_view else RelationType.Table,
+            )
+            for name, is_view in objects_in(embedded.database_file, embedded.name, namespace)
+        ]
     relations: list[Any] = []
     for kind, relation_type in (("tables", RelationType.Table), ("views", RelationType.View)):
         try:

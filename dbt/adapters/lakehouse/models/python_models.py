@@ -22,7 +22,7 @@ from typing import Any
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.engine import runtime
-from dbt.adapters.lakehouse.reuse.memo import session_changed
+from dbt.adapters.lakehouse.reuse.session_state import session_changed
 
 VIEW_MARK = "__dbt_py_"
 

@@ -177,7 +177,8 @@ def _decide(
     if existing is not None and not existing.is_view and not full_refresh:
         parts, texts = known()
         parts = (*parts, memo.config_text(config), str(existing.type))
-        found = memo.recall(adapter, target.catalog, f"{node_id} {target}", parts, texts)
+        slot = f"{node_id} {target}"
+        found = memo.recall(adapter, target.catalog, slot, parts, texts, memo.checksum_of(model))
         if isinstance(found, memo.Remembered):
             return remembered(invocation, node_id, found.reason)
         attempt = found

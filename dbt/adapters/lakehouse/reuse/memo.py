@@ -47,8 +47,10 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.__version__ import version as adapter_version
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import metadata_locations
+from dbt.adapters.lakehouse.iceberg.listing import embedded_catalog_of
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.plan import env_switch
+from dbt.adapters.lakehouse.reuse.session_state import session_as_new
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -58,7 +60,7 @@ logger = AdapterLogger("Lakehouse")
 
 FILE_NAME = "lakehouse_reuse_memo.json"
 # Bumped when what a decision compares changes: entries of another format are not read.
-FORMAT = 1
+FORMAT = 2
 # `off`: every decision through the engine (for a comparison, or to rule the memo out).
 ENV = "LAKEHOUSE_REUSE_MEMO"
 Locations = Mapping[tuple[str, str], str]  # (namespace, name) -> metadata location
@@ -75,6 +77,7 @@ class Remembered:
     reason: str
     result: tuple[int, bool, bool] | None = None
     inputs: Mapping[str, Any] | None = None
+    checksum: str | None = None  # the node's file as dbt hashed it (a prediction's, below)
 
 
 class _Store:
@@ -98,6 +101,13 @@ class _Store:
                 self._entries = _read(self.path)
             self._entries[slot] = self._learnt[slot] = entry
 
+    def by_node(self) -> dict[str, Remembered]:
+        """Each node's entry (of any relation: the newest read), by its unique id."""
+        with self._lock:
+            if self._entries is None:
+                self._entries = _read(self.path)
+            return {slot.split(" ", 1)[0]: e for slot, e in self._entries.items()}
+
     def save(self) -> None:
         with self._lock:
             learnt, self._learnt = self._learnt, {}
@@ -113,6 +123,7 @@ class _Store:
                     "reason": e.reason,
                     "result": e.result,
                     "inputs": e.inputs,
+                    "checksum": e.checksum,
                 }
                 for slot, e in entries.items()
             },
@@ -147,6 +158,7 @@ def _read(path: Path) -> dict[str, Remembered]:
                 str(e["reason"]),
                 result,  # type: ignore[arg-type]
                 inputs if isinstance(inputs, dict) else None,
+                e.get("checksum"),
             )
         except (KeyError, TypeError, ValueError):
             continue
@@ -170,65 +182,6 @@ def save_all() -> None:
         _STORES.clear()
     for store in stores:
         store.save()
-
-
-# --- the session: as a new one, or not ----------------------------------------------------------
-# A statement's first keywords, after blanks and comments (dbt's query comment).
-_FIRST_WORDS = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*((?:[A-Za-z_]+\s*){1,5})", re.S)
-_CHANGES_SESSION = re.compile(
-    r"^(?:use|set|reset|declare|add|(?:create|drop)(?: or replace)?(?: temporary| temp)?"
-    r" function|drop temporary variable)\b"
-)
-_TEMP_VIEW = re.compile(
-    r"create\s+(?:or\s+replace\s+)?(?:global\s+)?(?:temporary|temp)\s+view\s+"
-    r"(?:if\s+not\s+exists\s+)?`?([\w$]+)`?",
-    re.I,
-)
-# Kept on the session object itself, which a restarted engine replaces.
-_CHANGED = "_lakehouse_memo_changed"  # what changed it
-_TEMP_VIEWS = "_lakehouse_memo_temp_views"  # the temporary views statements made in it
-_SESSION_LOCK = threading.Lock()
-
-
-def statement_ran(spark: Any, statement: str) -> None:
-    """Note a statement that leaves the session resolving names or expressions otherwise than a
-    new session would (USE, SET, RESET, DECLARE, ADD JAR, a function made or dropped), and the
-    temporary views statements make, which shadow a one-part name."""
-    words = _FIRST_WORDS.match(statement)
-    first = " ".join(words.group(1).lower().split()) if words else ""
-    if _CHANGES_SESSION.match(first):
-        session_changed(spark, first.split(" ")[0].upper())
-        return
-    temp = _TEMP_VIEW.match(statement, words.start(1)) if words else None
-    if temp is not None:
-        with _SESSION_LOCK:
-            if getattr(spark, _TEMP_VIEWS, None) is None:
-                setattr(spark, _TEMP_VIEWS, set())
-            getattr(spark, _TEMP_VIEWS).add(temp.group(1).lower())
-
-
-def session_changed(spark: Any, why: str) -> None:
-    """No decision is remembered or recalled on this session from now on."""
-    with _SESSION_LOCK:
-        if getattr(spark, _CHANGED, None) is None:
-            logger.debug(f"reuse decisions are not recalled in this session any more: {why}")
-            setattr(spark, _CHANGED, why)
-
-
-def _session_as_new(texts: Sequence[str]) -> bool:
-    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
-
-    session = ENGINE.active
-    if session is None:  # nothing ran in it yet
-        return True
-    with _SESSION_LOCK:
-        if getattr(session, _CHANGED, None) is not None:
-            return False
-        temp_views = set(getattr(session, _TEMP_VIEWS, None) or ())
-    if not temp_views:
-        return True
-    words = {w.lower() for text in texts for w in re.findall(r"[\w$]+", text)}
-    return not (words & temp_views)
 
 
 # --- what a decision watched --------------------------------------------------------------------
@@ -265,6 +218,7 @@ class Attempt:
     slot: str
     key: str
     before: Locations
+    checksum: str | None = None
 
     def remember(
         self,
@@ -286,7 +240,8 @@ class Attempt:
             if location is None or self.before.get((name.namespace, name.name)) != location:
                 return  # written while the decision read it, or gone
             states.append((name.namespace, name.name, location))
-        self.store.put(self.slot, Remembered(self.key, tuple(states), reason, result, inputs))
+        entry = Remembered(self.key, tuple(states), reason, result, inputs, self.checksum)
+        self.store.put(self.slot, entry)
 
 
 def recall(
@@ -295,6 +250,7 @@ def recall(
     slot: str,
     parts: Sequence[Any],
     texts: Sequence[str] = (),
+    checksum: str | None = None,
 ) -> Remembered | Attempt | None:
     """The remembered decision for the node in `slot` (its unique id and relation) when its key
     (`parts`: what its decision reads besides the catalog) and every object's location are
@@ -302,7 +258,7 @@ def recall(
     the memo does not apply. `texts`: the SQL it runs, checked for this process's temporary
     views."""
     found = _embedded(adapter, catalog)
-    if found is None or not _session_as_new(texts):
+    if found is None or not session_as_new(texts):
         return None
     database, spec_fingerprint, target = found
     key = _key(spec_fingerprint, slot, parts)
@@ -312,7 +268,8 @@ def recall(
         now = metadata_locations(database, catalog, {ns for ns, _, _ in entry.objects})
         if all(now.get((ns, name)) == location for ns, name, location in entry.objects):
             return entry
-    return Attempt(store, database, catalog, slot, key, metadata_locations(database, catalog))
+    before = metadata_locations(database, catalog)
+    return Attempt(store, database, catalog, slot, key, before, checksum)
 
 
 def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path] | None:
@@ -322,13 +279,11 @@ def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path]
 
     if env_switch(os.environ, ENV) is False or current_run() is not None:
         return None
-    spec = adapter._resolved().spec
-    embedded = spec.embedded_catalog
-    if embedded is None or spec.is_connect or embedded.name != catalog:
+    embedded = embedded_catalog_of(adapter, catalog)
+    if embedded is None:
         return None
-    if not embedded.database_file.exists():
-        return None
-    return embedded.database_file, spec.fingerprint, Path(adapter.config.project_target_path)
+    fingerprint = adapter._resolved().spec.fingerprint
+    return embedded.database_file, fingerprint, Path(adapter.config.project_target_path)
 
 
 def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
@@ -341,6 +296,12 @@ def _pyspark_version() -> str:
     from importlib.metadata import version
 
     return version("pyspark")
+
+
+def checksum_of(model: Mapping[str, Any]) -> str | None:
+    """The node's file as dbt hashed it (its `checksum`), if it has one."""
+    checksum = model.get("checksum")
+    return str(checksum.get("checksum")) if isinstance(checksum, Mapping) else None
 
 
 def config_text(config: Any) -> str:
@@ -357,3 +318,56 @@ def objects_of(*groups: Collection[TableName] | None) -> tuple[TableName, ...] |
             return None
         found.extend(group)
     return tuple(found)
+
+
+# --- whether the run will need the engine ------------------------------------------------------
+# Node kinds a remembered decision stands for; any other selected node (a unit test, an
+# analysis) runs SQL.
+_DECIDED = ("model.", "seed.", "snapshot.", "test.")
+
+
+def start_engine_unless_covered(adapter: LakehouseAdapter, catalog: str) -> None:
+    """At the run's start (its schemas listed, the nodes selected): an engine start held back
+    (command_setup.py) begins now, in the background, unless every selected node has a
+    remembered decision of the same file whose objects are all where they were, and no project
+    hook runs SQL. A wrong guess costs time, never a result: a node that needs the engine gets
+    it at its first statement."""
+    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+
+    if not ENGINE.has_deferred():
+        return
+    try:
+        covered = _covered(adapter, catalog)
+    except Exception as exc:  # nothing to guess from: start it
+        logger.debug(f"engine started: the run's nodes could not be matched to the memo: {exc}")
+        covered = False
+    if not covered and ENGINE.start_deferred():
+        logger.debug("engine started: some selected node has no remembered decision that holds")
+
+
+def _covered(adapter: LakehouseAdapter, catalog: str) -> bool:
+    from dbt import selected_resources
+
+    found = _embedded(adapter, catalog)
+    hooks = (getattr(adapter.config, name, None) for name in ("on_run_start", "on_run_end"))
+    if found is None or any(hooks):
+        return False
+    database, _, target = found
+    entries = _store(target / FILE_NAME).by_node()
+    manifest = adapter.get_macro_resolver()
+    nodes = getattr(manifest, "nodes", None) or {}
+    now = metadata_locations(database, catalog)
+    for unique_id in selected_resources.SELECTED_RESOURCES:
+        if not str(unique_id).startswith(_DECIDED):
+            if str(unique_id).startswith("unit_test."):
+                return False
+            continue
+        entry, node = entries.get(str(unique_id)), nodes.get(unique_id)
+        if entry is None or node is None:
+            return False
+        file_hash = getattr(node.checksum, "checksum", None)
+        if entry.checksum is not None and entry.checksum != file_hash:
+            return False
+        if any(now.get((ns, name)) != location for ns, name, location in entry.objects):
+            return False
+    return True

@@ -150,7 +150,9 @@ def decide(
     catalog = str(model["database"])
     relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
     parts = ("test", query, sql_header, memo.config_text(config))
-    found = memo.recall(adapter, catalog, f"{node_id} {relation}", parts, (query, sql_header or ""))
+    texts = (query, sql_header or "")
+    slot, checksum = f"{node_id} {relation}", memo.checksum_of(model)
+    found = memo.recall(adapter, catalog, slot, parts, texts, checksum)
     if isinstance(found, memo.Remembered) and found.result is not None:
         table = result_table(Stored(*found.result, record={}))
         return {**remembered(invocation, node_id, found.reason), "table": table}

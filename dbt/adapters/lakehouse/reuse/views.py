@@ -65,7 +65,8 @@ def view_plan(
     if existing is not None and existing.is_view and not full_refresh:
         config = memo.config_text(model["config"])
         parts = ("view", query, also_watched(model), config, str(existing.type))
-        found = memo.recall(adapter, target.catalog, f"{node_id} {target}", parts, (query,))
+        slot, checksum = f"{node_id} {target}", memo.checksum_of(model)
+        found = memo.recall(adapter, target.catalog, slot, parts, (query,), checksum)
         if isinstance(found, memo.Remembered):
             if found.inputs is not None:  # what the readers of its stand-in take as its reads
                 remember(str(relation), restored(found.inputs))
