@@ -247,6 +247,9 @@ class LakehouseAdapter(
         return SQLAdapter.get_relation(self, database, schema, identifier)
 
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        # dbt lists before the first node, the run's nodes selected (`dbt test` lists no
+        # schemas): whether they need the engine (reuse/memo.py).
+        start_engine_unless_covered(self, str(schema_relation.database))
         # Tables a materialized_view model names are typed so by their properties (mv/).
         return mark_materialized_views(self, list_relations(self, schema_relation))
 

@@ -187,3 +187,45 @@ def test_the_file_merges_concurrent_runs_and_ignores_another_format(tmp_path: Pa
     assert memo._read(path) == {}
     path.write_text("{not json")
     assert memo._read(path) == {}
+
+
+def _run_adapter(catalog: EmbeddedCatalog, target: Path, nodes: dict[str, str], **hooks: Any):
+    """An adapter whose manifest holds `nodes` (unique id -> file checksum)."""
+    adapter = _adapter(catalog, target)
+    adapter.config.on_run_start, adapter.config.on_run_end = hooks.get("start"), None
+    hashed = {u: SimpleNamespace(checksum=SimpleNamespace(checksum=c)) for u, c in nodes.items()}
+    manifest = SimpleNamespace(nodes=hashed)
+    adapter.get_macro_resolver = lambda: manifest
+    return adapter
+
+
+def test_the_engine_starts_unless_every_selected_node_has_a_decision_that_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dbt import selected_resources
+    from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+
+    catalog = _catalog(tmp_path)
+    _commit(catalog, "jaffle", "m", "own-1")
+    target = tmp_path / "target"
+    adapter = _run_adapter(catalog, target, {"model.p.m": "c1"})
+    attempt = memo.recall(adapter, "lakehouse", "model.p.m lakehouse.jaffle.m", ("q",), (), "c1")
+    attempt.remember((TableName("lakehouse", "jaffle", "m"),), "r")
+    memo.save_all()
+    started: list[bool] = []
+    monkeypatch.setattr(ENGINE, "has_deferred", lambda: True)
+    monkeypatch.setattr(ENGINE, "start_deferred", lambda: started.append(True) or True)
+
+    def starts(adapter: Any, selected: set[str]) -> bool:
+        started.clear()
+        monkeypatch.setattr(selected_resources, "SELECTED_RESOURCES", selected)
+        memo.start_engine_unless_covered(adapter, "lakehouse")
+        return bool(started)
+
+    assert not starts(adapter, {"model.p.m", "source.p.raw.events"})
+    assert starts(adapter, {"model.p.m", "model.p.other"})  # nothing remembered for it
+    assert starts(adapter, {"model.p.m", "unit_test.p.m.t"})  # a unit test runs SQL
+    assert starts(_run_adapter(catalog, target, {"model.p.m": "c2"}), {"model.p.m"})  # edited
+    assert starts(_run_adapter(catalog, target, {"model.p.m": "c1"}, start=["x"]), {"model.p.m"})
+    _commit(catalog, "jaffle", "m", "own-2")  # written since
+    assert starts(adapter, {"model.p.m"})
