@@ -32,7 +32,6 @@ replaced), so concurrent runs lose at most each other's new entries.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -47,6 +46,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.__version__ import version as adapter_version
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import metadata_locations
+from dbt.adapters.lakehouse.engine.warm.identity import pyspark_version
 from dbt.adapters.lakehouse.iceberg.listing import embedded_catalog_of
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.plan import env_switch
@@ -287,15 +287,10 @@ def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path]
 
 
 def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
-    document = [FORMAT, adapter_version, _pyspark_version(), spec_fingerprint, slot, *parts]
+    document = [FORMAT, adapter_version, pyspark_version(), spec_fingerprint, slot, *parts]
     return hashlib.sha256(json.dumps(document, default=str).encode()).hexdigest()
 
 
-@functools.cache
-def _pyspark_version() -> str:
-    from importlib.metadata import version
-
-    return version("pyspark")
 
 
 def checksum_of(model: Mapping[str, Any]) -> str | None:

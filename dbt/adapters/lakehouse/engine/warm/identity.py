@@ -13,6 +13,7 @@ profile's catalogs would be every later session's defaults.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -140,8 +141,6 @@ def engine_key(
 ) -> str:
     """The name of the engine `spec` may attach to (hex, printable: secrets only salted and
     hashed). `salt` is the user's engine-home secret, so a digest reveals nothing guessable."""
-    import pyspark
-
     env = os.environ if env is None else env
     secret_part = hashlib.sha256(
         salt
@@ -162,11 +161,25 @@ def engine_key(
             spec.app_name,
             java,
             sys.executable,
-            pyspark.__version__,
+            pyspark_version(),
             secret_part,
         ]
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@functools.cache
+def pyspark_version() -> str:
+    """PySpark's version from its installed metadata: importing PySpark to read it costs a
+    tenth of a second, which a command deciding whether to attach at all does not spend."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:  # a source tree on the path, without its metadata
+        import pyspark
+
+        return str(pyspark.__version__)
 
 
 def _reaches_hadoop(key: str) -> bool:
