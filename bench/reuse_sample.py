@@ -22,8 +22,11 @@ round, each round starting with the next side (none always follows the same one)
    built), --rounds times. Goals (medians): reuse on <= 1.03x reuse off (what deciding and
    recording cost when nothing can be reused), and <= 1.6x dbt-duckdb. Each side is left with
    one build, as after --first-builds 1.
-1. `dbt build` with nothing changed, --rounds times. Goals (medians): reuse on <= 0.3x reuse off,
-   and <= 0.8x dbt-duckdb.
+1. `dbt build` with nothing changed, --rounds times, after --settle-builds untimed builds of
+   each side (default 2: the incremental `orders`' first incremental run, then the build whose
+   full decisions are remembered, reuse/memo.py; each round is then a build following a build
+   with nothing changed in between). Goals (medians): reuse on <= 0.3x reuse off, and <= 0.8x
+   dbt-duckdb.
 2. stg_customers edited (a computed column `full_name`, each round another expression, so each
    build follows a real change), then `dbt build` (reuse on and off only). Goal: reuse on <= 0.6x
    reuse off. Every node of the reuse-on side's run_results.json that is not stg_customers or
@@ -163,6 +166,13 @@ def main() -> None:
         "'nothing changed' is the second build; an incremental model's first incremental run "
         "is never reused, 2 measures the steady state)",
     )
+    parser.add_argument(
+        "--settle-builds",
+        type=int,
+        default=2,
+        help="untimed builds of each side before the nothing-changed rounds (default "
+        "%(default)s; 0: the first round is the incremental model's first incremental run)",
+    )
     add_warm_up_argument(parser)
     args = parser.parse_args()
     work: Path = args.work / "reuse_sample"
@@ -222,6 +232,7 @@ def main() -> None:
         return run
 
     first: dict[str, list[str]] = {}  # side -> each untimed build's seconds and counts
+    settled: dict[str, list[str]] = {}  # the same, before the nothing-changed rounds
     try:
         for side in sides.values():
             print(f"{side.name}: {args.first_builds} untimed build(s)", file=sys.stderr)
@@ -249,6 +260,11 @@ def main() -> None:
             ],
             rotate=True,
         )
+        for side in sides.values():
+            for n in range(args.settle_builds):
+                sample = side.run("build", log=f"settle-{n}")
+                said = f"{sample.seconds:.1f}s ({counts(results_of(side.project))})"
+                settled.setdefault(side.name, []).append(said)
         print(f"{NOTHING}:", file=sys.stderr)
         nothing = [(series[(NOTHING, n)], step(s, NOTHING)) for n, s in sides.items()]
         alternate(args.rounds, nothing, rotate=True)
@@ -274,6 +290,11 @@ def main() -> None:
         + "; ".join(f"{name} {', '.join(said)}" for name, said in first.items())
         + f"; load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after"
     )
+    if settled:
+        print(
+            "untimed builds before the nothing-changed rounds (reused/built): "
+            + "; ".join(f"{name} {', '.join(said)}" for name, said in settled.items())
+        )
     verdicts = []
     for shape, goals in GOALS.items():
         print(f"\n## {shape}: reused/built nodes per round (run_results.json)")

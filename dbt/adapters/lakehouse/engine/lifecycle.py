@@ -79,6 +79,7 @@ class _Engine:
         The first connection's `get` waits on the lock for it; a failure is kept and raised
         there, to the node that needs the session.
         """
+        self._deferred = None  # this start supersedes one held back
 
         def start() -> None:
             with self._lock:
@@ -113,6 +114,7 @@ class _Engine:
         return True
 
     def get(self, spec: EngineSpec) -> SparkSession:
+        self._deferred = None  # asked for now: a start held back is not made later
         with self._lock:
             failed, self._early_failure = self._early_failure, None
             if failed is not None and failed[0] == spec:

@@ -291,8 +291,6 @@ def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
     return hashlib.sha256(json.dumps(document, default=str).encode()).hexdigest()
 
 
-
-
 def checksum_of(model: Mapping[str, Any]) -> str | None:
     """The node's file as dbt hashed it (its `checksum`), if it has one."""
     checksum = model.get("checksum")
