@@ -41,11 +41,7 @@ from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql
 from dbt.adapters.lakehouse.engine.sql_origin import config_sql
 from dbt.adapters.lakehouse.iceberg import catalog, freshness
 from dbt.adapters.lakehouse.iceberg.describe_methods import DescribeMethods
-from dbt.adapters.lakehouse.iceberg.listing import (
-    embedded_catalog_of,
-    list_relations,
-    top_namespaces,
-)
+from dbt.adapters.lakehouse.iceberg.listing import list_relations, list_schema_names
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.table_stats import TableStats
 from dbt.adapters.lakehouse.maintenance import adapter as maintenance
@@ -71,8 +67,6 @@ if TYPE_CHECKING:
     from dbt.adapters.catalogs import CatalogV2
 
 logger = AdapterLogger("Lakehouse")
-
-LIST_SCHEMAS_MACRO = "list_schemas"
 
 
 class LakehouseAdapter(
@@ -261,21 +255,12 @@ class LakehouseAdapter(
         super().drop_schema(relation)
 
     def list_schemas(self, database: str) -> list[str]:
-        embedded = embedded_catalog_of(self, database)
-        if embedded is not None:  # its SQLite rows, without the engine (iceberg/listing.py)
-            # the run's nodes are selected now: whether they need the engine (reuse/memo.py)
-            start_engine_unless_covered(self, embedded.name)
-            return top_namespaces(embedded)
-        return super().list_schemas(database)  # type: ignore[no-any-return]
+        # the run's nodes are selected now: whether they need the engine (reuse/memo.py)
+        start_engine_unless_covered(self, database)
+        return list_schema_names(self, database)
 
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        embedded = embedded_catalog_of(self, database)
-        if embedded is not None:
-            listed = top_namespaces(embedded)
-        else:
-            results = self.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
-            listed = [str(row[0]) for row in results]
-        return schema.lower() in {name.lower() for name in listed}
+        return schema.lower() in {name.lower() for name in list_schema_names(self, database)}
 
     @available
     def node_response(

@@ -75,8 +75,11 @@ def test_locations_are_read_from_the_catalog_rows_and_follow_a_replaced_file(
     assert metadata_locations(catalog.database_file, "lakehouse") == {("jaffle", "orders"): "m9"}
 
 
+MODEL = {"unique_id": "model.p.m", "config": {"materialized": "table"}}
+
+
 def _decide(adapter: Any, parts: tuple[str, ...] = ("q",)) -> Any:
-    return memo.recall(adapter, "lakehouse", "model.p.m lakehouse.jaffle.m", parts, ("select 1",))
+    return memo.recall(adapter, "lakehouse", MODEL, "lakehouse.jaffle.m", parts, ("select 1",))
 
 
 def test_a_reuse_is_recalled_until_an_object_it_watched_moves(tmp_path: Path) -> None:
@@ -118,10 +121,11 @@ def test_the_memo_applies_to_the_embedded_catalog_only_and_can_be_turned_off(
 ) -> None:
     catalog = _catalog(tmp_path)
     target = tmp_path / "target"
-    assert memo.recall(_adapter(catalog, target), "mounted", "s", ("q",)) is None
-    assert memo.recall(_adapter(catalog, target, connect_master=True), "lakehouse", "s", ()) is None
+    assert memo.recall(_adapter(catalog, target), "mounted", MODEL, "r", ("q",)) is None
+    connect_adapter = _adapter(catalog, target, connect_master=True)
+    assert memo.recall(connect_adapter, "lakehouse", MODEL, "r", ()) is None
     monkeypatch.setenv(memo.ENV, "off")
-    assert memo.recall(_adapter(catalog, target), "lakehouse", "s", ("q",)) is None
+    assert memo.recall(_adapter(catalog, target), "lakehouse", MODEL, "r", ("q",)) is None
 
 
 @pytest.mark.parametrize(
@@ -209,7 +213,8 @@ def test_the_engine_starts_unless_every_selected_node_has_a_decision_that_holds(
     _commit(catalog, "jaffle", "m", "own-1")
     target = tmp_path / "target"
     adapter = _run_adapter(catalog, target, {"model.p.m": "c1"})
-    attempt = memo.recall(adapter, "lakehouse", "model.p.m lakehouse.jaffle.m", ("q",), (), "c1")
+    model = {**MODEL, "checksum": {"name": "sha256", "checksum": "c1"}}
+    attempt = memo.recall(adapter, "lakehouse", model, "lakehouse.jaffle.m", ("q",))
     attempt.remember((TableName("lakehouse", "jaffle", "m"),), "r")
     memo.save_all()
     started: list[bool] = []

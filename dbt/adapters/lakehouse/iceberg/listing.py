@@ -20,22 +20,32 @@ if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
 
 SHOW_RELATIONS_MACRO = "lakehouse__show_relations"
+LIST_SCHEMAS_MACRO = "list_schemas"
 
 
 def embedded_catalog_of(adapter: LakehouseAdapter, catalog: str) -> EmbeddedCatalog | None:
     """The embedded lakehouse's catalog when `catalog` is it and its file is there (read here,
     without the engine); else None."""
-    spec = adapter._resolved().spec
+    return embedded_catalog_in(adapter._resolved().spec, catalog)
+
+
+def embedded_catalog_in(spec: Any, catalog: str) -> EmbeddedCatalog | None:
+    """The same, for the profile's resolved engine spec."""
     embedded = spec.embedded_catalog
     if embedded is None or spec.is_connect or embedded.name != catalog.strip("`"):
         return None
     return embedded if embedded.database_file.exists() else None
 
 
-def top_namespaces(embedded: EmbeddedCatalog) -> list[str]:
-    """What SHOW NAMESPACES lists in the embedded catalog: its top-level namespaces."""
-    found = namespace_names(embedded.database_file, embedded.name)
-    return sorted({namespace.split(".")[0] for namespace in found})
+def list_schema_names(adapter: LakehouseAdapter, database: str) -> list[str]:
+    """What SHOW NAMESPACES lists in `database` (dbt may pass it quoted): the embedded
+    catalog's top-level namespaces from its rows, any other catalog's through the engine."""
+    embedded = embedded_catalog_of(adapter, database)
+    if embedded is not None:
+        found = namespace_names(embedded.database_file, embedded.name)
+        return sorted({namespace.split(".")[0] for namespace in found})
+    results = adapter.execute_macro(LIST_SCHEMAS_MACRO, kwargs={"database": database})
+    return [str(row[0]) for row in results]
 
 
 def list_relations(adapter: LakehouseAdapter, schema_relation: Any) -> list[Any]:

@@ -176,9 +176,9 @@ def _decide(
     attempt = None
     if existing is not None and not existing.is_view and not full_refresh:
         parts, texts = known()
-        parts = (*parts, memo.config_text(config), str(existing.type))
-        slot = f"{node_id} {target}"
-        found = memo.recall(adapter, target.catalog, slot, parts, texts, memo.checksum_of(model))
+        found = memo.recall(
+            adapter, target.catalog, model, str(target), (*parts, existing.type), texts
+        )
         if isinstance(found, memo.Remembered):
             return remembered(invocation, node_id, found.reason)
         attempt = found

@@ -47,7 +47,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.lakehouse.__version__ import version as adapter_version
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import metadata_locations
 from dbt.adapters.lakehouse.engine.warm.identity import pyspark_version
-from dbt.adapters.lakehouse.iceberg.listing import embedded_catalog_of
+from dbt.adapters.lakehouse.iceberg.listing import embedded_catalog_in
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.plan import env_switch
 from dbt.adapters.lakehouse.reuse.session_state import session_as_new
@@ -89,24 +89,24 @@ class _Store:
         self._entries: dict[str, Remembered] | None = None
         self._learnt: dict[str, Remembered] = {}
 
+    def _loaded(self) -> dict[str, Remembered]:
+        """The entries, read on first use; under the lock."""
+        if self._entries is None:
+            self._entries = _read(self.path)
+        return self._entries
+
     def get(self, slot: str) -> Remembered | None:
         with self._lock:
-            if self._entries is None:
-                self._entries = _read(self.path)
-            return self._entries.get(slot)
+            return self._loaded().get(slot)
 
     def put(self, slot: str, entry: Remembered) -> None:
         with self._lock:
-            if self._entries is None:
-                self._entries = _read(self.path)
-            self._entries[slot] = self._learnt[slot] = entry
+            self._loaded()[slot] = self._learnt[slot] = entry
 
     def by_node(self) -> dict[str, Remembered]:
         """Each node's entry (of any relation: the newest read), by its unique id."""
         with self._lock:
-            if self._entries is None:
-                self._entries = _read(self.path)
-            return {slot.split(" ", 1)[0]: e for slot, e in self._entries.items()}
+            return {slot.split(" ", 1)[0]: e for slot, e in self._loaded().items()}
 
     def save(self) -> None:
         with self._lock:
@@ -247,21 +247,22 @@ class Attempt:
 def recall(
     adapter: LakehouseAdapter,
     catalog: str,
-    slot: str,
+    model: Mapping[str, Any],
+    relation: str,
     parts: Sequence[Any],
     texts: Sequence[str] = (),
-    checksum: str | None = None,
 ) -> Remembered | Attempt | None:
-    """The remembered decision for the node in `slot` (its unique id and relation) when its key
-    (`parts`: what its decision reads besides the catalog) and every object's location are
-    those remembered; else an Attempt to remember the decision about to be made; None where
-    the memo does not apply. `texts`: the SQL it runs, checked for this process's temporary
-    views."""
+    """The remembered decision for `model` (dbt's node) writing `relation` when its key (its
+    whole config and `parts`: what its decision reads besides the catalog) and every object's
+    location are those remembered; else an Attempt to remember the decision about to be made;
+    None where the memo does not apply. `texts`: the SQL it runs, checked for this process's
+    temporary views."""
     found = _embedded(adapter, catalog)
     if found is None or not session_as_new(texts):
         return None
     database, spec_fingerprint, target = found
-    key = _key(spec_fingerprint, slot, parts)
+    slot, checksum = f"{model['unique_id']} {relation}", _checksum_of(model)
+    key = _key(spec_fingerprint, slot, (*parts, _config_text(model["config"])))
     store = _store(target / FILE_NAME)
     entry = store.get(slot)
     if entry is not None and entry.key == key:
@@ -279,11 +280,11 @@ def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path]
 
     if env_switch(os.environ, ENV) is False or current_run() is not None:
         return None
-    embedded = embedded_catalog_of(adapter, catalog)
+    spec = adapter._resolved().spec
+    embedded = embedded_catalog_in(spec, catalog)
     if embedded is None:
         return None
-    fingerprint = adapter._resolved().spec.fingerprint
-    return embedded.database_file, fingerprint, Path(adapter.config.project_target_path)
+    return embedded.database_file, spec.fingerprint, Path(adapter.config.project_target_path)
 
 
 def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
@@ -291,13 +292,13 @@ def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
     return hashlib.sha256(json.dumps(document, default=str).encode()).hexdigest()
 
 
-def checksum_of(model: Mapping[str, Any]) -> str | None:
+def _checksum_of(model: Mapping[str, Any]) -> str | None:
     """The node's file as dbt hashed it (its `checksum`), if it has one."""
     checksum = model.get("checksum")
     return str(checksum.get("checksum")) if isinstance(checksum, Mapping) else None
 
 
-def config_text(config: Any) -> str:
+def _config_text(config: Any) -> str:
     """A node's whole config as text (any change to it is a decision made again)."""
     plain = dict(config) if isinstance(config, Mapping) else config
     return json.dumps(plain, sort_keys=True, default=str)

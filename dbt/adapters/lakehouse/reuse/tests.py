@@ -149,10 +149,8 @@ def decide(
         return built(invocation, node_id, f"not reusable: {STORES_FAILURES}")
     catalog = str(model["database"])
     relation = ".".join(str(model[k]) for k in ("database", "schema", "alias"))
-    parts = ("test", query, sql_header, memo.config_text(config))
     texts = (query, sql_header or "")
-    slot, checksum = f"{node_id} {relation}", memo.checksum_of(model)
-    found = memo.recall(adapter, catalog, slot, parts, texts, checksum)
+    found = memo.recall(adapter, catalog, model, relation, ("test", query, sql_header), texts)
     if isinstance(found, memo.Remembered) and found.result is not None:
         table = result_table(Stored(*found.result, record={}))
         return {**remembered(invocation, node_id, found.reason), "table": table}

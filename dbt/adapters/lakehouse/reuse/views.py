@@ -63,10 +63,8 @@ def view_plan(
     target = TableName.of(relation)
     attempt = None
     if existing is not None and existing.is_view and not full_refresh:
-        config = memo.config_text(model["config"])
-        parts = ("view", query, also_watched(model), config, str(existing.type))
-        slot, checksum = f"{node_id} {target}", memo.checksum_of(model)
-        found = memo.recall(adapter, target.catalog, slot, parts, (query,), checksum)
+        parts = ("view", query, also_watched(model), existing.type)
+        found = memo.recall(adapter, target.catalog, model, str(target), parts, (query,))
         if isinstance(found, memo.Remembered):
             if found.inputs is not None:  # what the readers of its stand-in take as its reads
                 remember(str(relation), restored(found.inputs))
