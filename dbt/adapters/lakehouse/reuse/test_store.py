@@ -237,8 +237,10 @@ def prefetch(spark: Any, invocation: str, catalog: str, execute: Execute | None 
             name="lakehouse-test-results",
             daemon=True,
         )
+        # Started before another thread can find it: a test that waits for the read joins it,
+        # and a thread not started yet cannot be joined.
+        thread.start()
         _PREFETCH[key] = thread
-    thread.start()
 
 
 def _prefetched(spark: Any, key: tuple[str, str], execute: Execute | None = None) -> None:
