@@ -5,9 +5,12 @@ between processes (template_code.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
@@ -15,8 +18,11 @@ from dbt.adapters.lakehouse.engine.jars import cache_dir
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
+from dbt.adapters.lakehouse.reuse.edited import edited_since, project_sources
 from dbt.adapters.lakehouse.reuse.memo import FILE_NAME as MEMO_FILE
 from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
+
+logger = AdapterLogger("Lakehouse")
 
 
 def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
@@ -31,6 +37,7 @@ def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
         getattr(profile, "project_root", None),
         getattr(profile, "flags", None),
         getattr(profile, "project_target_path", None),
+        project_sources(profile),
     )
     begin_audited_run(credentials)
     begin_run_summary()
@@ -66,6 +73,7 @@ def start_engine_early(
     project_root: str | None = None,
     project_flags: Any = None,
     target_path: str | None = None,
+    sources: Sequence[Path] = (),
 ) -> bool:
     """Boot the JVM beside dbt's parsing when this command will need it (off with
     LAKEHOUSE_EARLY_START=0). Any problem is left to the first connection, which reports it.
@@ -73,7 +81,9 @@ def start_engine_early(
     On the embedded lakehouse with a warm engine already up and remembered reuse decisions in
     `target_path`, the attach (a fraction of a second, mostly PySpark's import) waits for the
     run's nodes to be selected: when every one has a decision that still holds, none needs the
-    engine and the command never attaches (reuse/memo.py `start_engine_unless_covered`)."""
+    engine and the command never attaches (reuse/memo.py `start_engine_unless_covered`); but
+    when a file of the project (`sources`) changed since the last such run, an edited node
+    will need the engine, and the attach begins beside the parse after all."""
     if env.get("LAKEHOUSE_EARLY_START", "1") == "0" or invoked_command() not in ENGINE_COMMANDS:
         return False
     try:
@@ -92,9 +102,19 @@ def start_engine_early(
         and ENGINE.attach_is_quick(spec)
     ):
         ENGINE.defer_start(spec)
+        memo = Path(target_path) / MEMO_FILE
+        threading.Thread(
+            target=_start_if_edited, args=(memo, sources), name="lakehouse-edits", daemon=True
+        ).start()
         return False
     ENGINE.start_early(spec)
     return True
+
+
+def _start_if_edited(memo: Path, sources: Sequence[Path]) -> None:
+    """Off the main thread: a walk of a large project is not on dbt's path."""
+    if edited_since(memo, sources) and ENGINE.start_deferred():
+        logger.debug("engine started: project files changed since the last run")
 
 
 def mount_source_depots(profile: Any) -> None:

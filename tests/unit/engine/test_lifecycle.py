@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -203,6 +204,18 @@ def test_the_early_start_waits_for_the_run_where_decisions_are_remembered(
         assert started == [spec] and command_setup.ENGINE.has_deferred()
         assert command_setup.ENGINE.start_deferred() and started == [spec, spec]
         assert not command_setup.ENGINE.has_deferred()
+        # a project file changed since the memo's last run: the attach begins beside the parse
+        edited = tmp_path / "stg.sql"
+        edited.write_text("select 2")
+        stamp = edited.stat().st_mtime - 30
+        os.utime(target / command_setup.MEMO_FILE, (stamp, stamp))
+        assert not command_setup.start_engine_early(
+            profile, {}, str(tmp_path), None, str(target), [edited]
+        )
+        for thread in threading.enumerate():
+            if thread.name == "lakehouse-edits":
+                thread.join(5)
+        assert started == [spec] * 3 and not command_setup.ENGINE.has_deferred()
         monkeypatch.setattr(command_setup, "invoked_command", lambda: "show")
         assert command_setup.start_engine_early(profile, {}, target_path=str(target)) is True
     finally:

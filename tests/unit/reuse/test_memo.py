@@ -221,13 +221,15 @@ def test_the_engine_starts_unless_every_selected_node_has_a_decision_that_holds(
     monkeypatch.setattr(ENGINE, "has_deferred", lambda: True)
     monkeypatch.setattr(ENGINE, "start_deferred", lambda: started.append(True) or True)
 
-    def starts(adapter: Any, selected: set[str]) -> bool:
+    def starts(adapter: Any, selected: set[str], catalog: str = "lakehouse") -> bool:
         started.clear()
         monkeypatch.setattr(selected_resources, "SELECTED_RESOURCES", selected)
-        memo.start_engine_unless_covered(adapter, "lakehouse")
+        memo.start_engine_unless_covered(adapter, catalog)
         return bool(started)
 
     assert not starts(adapter, {"model.p.m", "source.p.raw.events"})
+    # dbt lists relations with the catalog quoted: the same catalog's rows
+    assert not starts(adapter, {"model.p.m"}, "`lakehouse`")
     assert starts(adapter, {"model.p.m", "model.p.other"})  # nothing remembered for it
     assert starts(adapter, {"model.p.m", "unit_test.p.m.t"})  # a unit test runs SQL
     assert starts(_run_adapter(catalog, target, {"model.p.m": "c2"}), {"model.p.m"})  # edited

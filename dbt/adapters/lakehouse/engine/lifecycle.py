@@ -62,6 +62,7 @@ class _Engine:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._deferred_lock = threading.Lock()
         self._spark: SparkSession | None = None
         self._spec: EngineSpec | None = None
         self._gateway: Any = None
@@ -107,7 +108,8 @@ class _Engine:
 
     def start_deferred(self) -> bool:
         """Start the deferred session in the background now; False when none was deferred."""
-        spec, self._deferred = self._deferred, None
+        with self._deferred_lock:  # asked from the listing and from the edit check (reuse/)
+            spec, self._deferred = self._deferred, None
         if spec is None:
             return False
         self.start_early(spec)

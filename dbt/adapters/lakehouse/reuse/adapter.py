@@ -186,7 +186,7 @@ def _decide(
         why = session_refusal(spark)
         if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
-        _prefetch_test_results(adapter, spark, invocation, target.catalog)
+        prefetch_test_results(adapter, spark, invocation, target.catalog)
         read = metadata.reader(spark, adapter._metadata_rows)
         identity = identify(spark, read, target)
     if isinstance(identity, str):
@@ -216,7 +216,7 @@ def _decide(
     return built(invocation, node_id, "--full-refresh" if full_refresh else build_reasons(plan))
 
 
-def _prefetch_test_results(
+def prefetch_test_results(
     adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
 ) -> None:
     """A command that runs data tests reads their results' store before the first test needs

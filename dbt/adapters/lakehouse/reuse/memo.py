@@ -111,7 +111,9 @@ class _Store:
     def save(self) -> None:
         with self._lock:
             learnt, self._learnt = self._learnt, {}
-        if not learnt:
+        if not learnt:  # this run's end, for the next run's edit check (reuse/edited.py)
+            with contextlib.suppress(OSError):
+                os.utime(self.path)
             return
         entries = {**_read(self.path), **learnt}
         document = {
@@ -260,7 +262,7 @@ def recall(
     found = _embedded(adapter, catalog)
     if found is None or not session_as_new(texts):
         return None
-    database, spec_fingerprint, target = found
+    database, catalog, spec_fingerprint, target = found
     slot, checksum = f"{model['unique_id']} {relation}", _checksum_of(model)
     key = _key(spec_fingerprint, slot, (*parts, _config_text(model["config"])))
     store = _store(target / FILE_NAME)
@@ -273,9 +275,10 @@ def recall(
     return Attempt(store, database, catalog, slot, key, before, checksum)
 
 
-def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path] | None:
-    """(the embedded catalog's SQLite file, the engine's fingerprint, dbt's target folder) when
-    `catalog` is the embedded lakehouse's and the memo is on; else None."""
+def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, str, Path] | None:
+    """(the embedded catalog's SQLite file, its name as its rows hold it, the engine's
+    fingerprint, dbt's target folder) when `catalog` (dbt may pass it quoted) is the embedded
+    lakehouse's and the memo is on; else None."""
     from dbt.adapters.lakehouse.audit.run import current_run
 
     if env_switch(os.environ, ENV) is False or current_run() is not None:
@@ -284,7 +287,8 @@ def _embedded(adapter: LakehouseAdapter, catalog: str) -> tuple[Path, str, Path]
     embedded = embedded_catalog_in(spec, catalog)
     if embedded is None:
         return None
-    return embedded.database_file, spec.fingerprint, Path(adapter.config.project_target_path)
+    target = Path(adapter.config.project_target_path)
+    return embedded.database_file, embedded.name, spec.fingerprint, target
 
 
 def _key(spec_fingerprint: str, slot: str, parts: Sequence[Any]) -> str:
@@ -331,22 +335,23 @@ def start_engine_unless_covered(adapter: LakehouseAdapter, catalog: str) -> None
     if not ENGINE.has_deferred():
         return
     try:
-        covered = _covered(adapter, catalog)
+        needing = _needing_engine(adapter, catalog)
     except Exception as exc:  # nothing to guess from: start it
-        logger.debug(f"engine started: the run's nodes could not be matched to the memo: {exc}")
-        covered = False
-    if not covered and ENGINE.start_deferred():
-        logger.debug("engine started: some selected node has no remembered decision that holds")
+        needing = f"the run's nodes could not be matched to the memo: {exc}"
+    if needing is not None and ENGINE.start_deferred():
+        logger.debug(f"engine started: {needing}")
 
 
-def _covered(adapter: LakehouseAdapter, catalog: str) -> bool:
+def _needing_engine(adapter: LakehouseAdapter, catalog: str) -> str | None:
+    """Why some selected node needs the engine; None when none does."""
     from dbt import selected_resources
 
     found = _embedded(adapter, catalog)
-    hooks = (getattr(adapter.config, name, None) for name in ("on_run_start", "on_run_end"))
-    if found is None or any(hooks):
-        return False
-    database, _, target = found
+    if found is None:
+        return "not the embedded lakehouse's catalog"
+    if any(getattr(adapter.config, name, None) for name in ("on_run_start", "on_run_end")):
+        return "the project's on-run hooks run SQL"
+    database, catalog, _, target = found
     entries = _store(target / FILE_NAME).by_node()
     manifest = adapter.get_macro_resolver()
     nodes = getattr(manifest, "nodes", None) or {}
@@ -354,14 +359,15 @@ def _covered(adapter: LakehouseAdapter, catalog: str) -> bool:
     for unique_id in selected_resources.SELECTED_RESOURCES:
         if not str(unique_id).startswith(_DECIDED):
             if str(unique_id).startswith("unit_test."):
-                return False
+                return f"{unique_id} runs"
             continue
         entry, node = entries.get(str(unique_id)), nodes.get(unique_id)
         if entry is None or node is None:
-            return False
+            return f"{unique_id} has no remembered decision"
         file_hash = getattr(node.checksum, "checksum", None)
         if entry.checksum is not None and entry.checksum != file_hash:
-            return False
-        if any(now.get((ns, name)) != location for ns, name, location in entry.objects):
-            return False
-    return True
+            return f"{unique_id}'s file changed since its decision"
+        moved = next(((ns, n) for ns, n, at in entry.objects if now.get((ns, n)) != at), None)
+        if moved is not None:
+            return f"{unique_id} reads {'.'.join(moved)}, which moved since its decision"
+    return None

@@ -28,6 +28,7 @@ from dbt.adapters.lakehouse.reuse.adapter import (
     audited_refusal,
     built,
     node_of,
+    prefetch_test_results,
     refusal,
     remembered,
 )
@@ -79,6 +80,8 @@ def view_plan(
             analysed = with_checkpoints(query, shapes=True)
             frame = spark.sql(analysed)
         else:
+            # A test of this view decided in full reads the tests' store: read meanwhile.
+            prefetch_test_results(adapter, spark, invocation, target.catalog)
             inputs = node_inputs(spark, query)
             remember(str(relation), inputs)
             analysed, frame, objects = inputs.query, inputs.frame, inputs.objects
