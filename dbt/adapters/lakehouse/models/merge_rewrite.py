@@ -4,8 +4,8 @@ Before a copy-on-write MERGE rewrites the target's files, Spark runs its join on
 job of its own, to find the files holding a matched row, so that untouched files are kept
 (`spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled`). On a small table that job
 costs more than rewriting the whole table: 40 source rows merged into tables of 0.7, 3.7 and
-15 MB took 0.32, 0.35 and 0.68 s without it against 0.54, 0.50 and 0.83 s with it, while at
-58 MB the filter won (1.42 s against 1.86 s) (bench/merge_group_filter.py). The rows are the
+15 MB took 0.38, 0.43 and 0.85 s without it against 0.56, 0.55 and 0.94 s with it, while at
+58 MB the filter won (1.62 s against 2.39 s) (bench/merge_group_filter.py). The rows are the
 same either way; only which files are rewritten differs, so the setting is a `-- lakehouse:plan`
 line (engine/statement_conf.py), left alone when the profile sets it. Merge-on-read tables
 ignore it. Under Spark Connect the table's size would take a job to read: no line.
