@@ -1,5 +1,6 @@
 """A MERGE into a small copy-on-write Iceberg table with Spark's runtime group filter and without
-it (models/merge_rewrite.py: the adapter leaves it off up to 8 MiB).
+it: a design input (the adapter keeps the filter: without it a MERGE with nothing to change
+rewrites every file; bench/RESULTS.md).
 
 Before rewriting the target's files, a copy-on-write MERGE runs its join once more as a job of
 its own to find the files holding a matched row (`spark.sql.optimizer.runtime.

@@ -18,7 +18,6 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lakehouse.column import LakehouseColumn
 from dbt.adapters.lakehouse.engine.sql_errors import check_failure_sql
-from dbt.adapters.lakehouse.models.merge_rewrite import plan_lines
 from dbt.adapters.lakehouse.relation import LakehouseRelation
 from dbt.include import lakehouse
 
@@ -51,15 +50,9 @@ def sql_string(text: str) -> str:
 class _Adapter:
     """What the strategy macros ask of the adapter while rendering."""
 
-    def __init__(
-        self, context: dict[str, Any], merge_defaults: dict[str, Any], target_bytes: int | None
-    ) -> None:
+    def __init__(self, context: dict[str, Any], merge_defaults: dict[str, Any]) -> None:
         self._context = context
         self._merge_defaults = merge_defaults
-        self._target_bytes = target_bytes
-
-    def merge_plan_lines(self, relation: Any) -> str:
-        return plan_lines(self._target_bytes)  # the target's size, as the real one reads it
 
     def changes_merge_default(self, node_id: str, name: str) -> Any:
         return self._merge_defaults.get(name)
@@ -96,7 +89,6 @@ class Renderer:
         config: dict[str, Any],
         model: dict[str, Any] | None = None,
         merge_defaults: dict[str, Any] | None = None,
-        target_bytes: int | None = None,
     ) -> None:
         self.context: dict[str, Any] = {
             "return": _return,
@@ -106,7 +98,7 @@ class Renderer:
             "model": {"name": "orders", "unique_id": "model.pkg.orders", **(model or {})},
             "modules": SimpleNamespace(pytz=pytz, datetime=dt),
         }
-        self.context["adapter"] = _Adapter(self.context, merge_defaults or {}, target_bytes)
+        self.context["adapter"] = _Adapter(self.context, merge_defaults or {})
         env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
         paths = sorted(OURS.glob("*.sql")) + [
             DBT_INCREMENTAL / "merge.sql",

@@ -72,23 +72,6 @@ def test_merge_lets_spark_hash_the_new_rows_instead_of_sorting_the_target() -> N
     assert statement_conf(str(raw)) == {}
 
 
-@pytest.mark.parametrize(
-    ("target_bytes", "group_filter"),
-    [(0, "false"), (8 * 1024 * 1024, "false"), (8 * 1024 * 1024 + 1, None), (None, None)],
-)
-def test_merge_into_a_small_table_rewrites_it_without_the_group_filters_job(
-    target_bytes: int | None, group_filter: str | None
-) -> None:
-    raw = Renderer({}, target_bytes=target_bytes).context["lakehouse__get_incremental_merge_sql"](
-        strategy_args()
-    )
-    plan = statement_plan_conf(str(raw))
-    assert plan.get("spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled") == (
-        group_filter
-    )
-    assert plan["spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"] == "64MB"
-
-
 def test_merge_joins_on_equality_when_the_new_keys_hold_no_null() -> None:
     # The same rows match as with <=> (a non-NULL key never matches a NULL one), and Spark
     # joins on the key itself instead of on coalesce(key) and isnull(key).

@@ -56,18 +56,6 @@ def read_table_stats(spark: Any, table: str) -> TableStats:
     )
 
 
-def read_total_bytes(spark: Any, table: str) -> int | None:
-    """The bytes of `table`'s live data and delete files (its current snapshot's
-    total-files-size): 0 with no snapshot yet, None when the summary lacks the total. The JVM's
-    metadata only (never under Spark Connect, where it would take a job)."""
-    _, iceberg = _load(spark, table)
-    snapshot = iceberg.currentSnapshot()
-    if snapshot is None:
-        return 0
-    total = snapshot.summary().get("total-files-size")
-    return None if total is None else int(total)
-
-
 def read_last_commit(spark: Any, table: str) -> dt.datetime | None:
     """When the current snapshot of `table` was committed; None when it has none yet."""
     if runtime.is_connect(spark):

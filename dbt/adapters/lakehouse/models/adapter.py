@@ -14,13 +14,7 @@ from dbt.adapters.base.relation import BaseRelation
 
 from dbt.adapters.lakehouse.changes import adapter as changes
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.models import (
-    clone,
-    contracts,
-    format_version,
-    grants,
-    merge_rewrite,
-)
+from dbt.adapters.lakehouse.models import clone, contracts, format_version, grants
 from dbt.adapters.lakehouse.models.incremental import (
     iceberg_type,
     plan_type_change_rows,
@@ -41,11 +35,6 @@ class ModelMethods(metaclass=AdapterMeta):
 
     def valid_incremental_strategies(self) -> list[str]:
         return ["append", "merge", "replace", "insert_overwrite", "delete+insert", "microbatch"]
-
-    @available
-    def merge_plan_lines(self: LakehouseAdapter, relation: BaseRelation) -> str:
-        """Planner lines for a MERGE into `relation` (models/merge_rewrite.py)."""
-        return merge_rewrite.merge_plan_lines(self, relation)
 
     @available
     def resolve_incremental_strategy(

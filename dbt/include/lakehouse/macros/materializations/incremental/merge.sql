@@ -43,7 +43,6 @@
       partition size) instead of sorting every target row the merge reads. A larger batch
       keeps the sort-merge join. A planner setting only, shared with concurrent merges. #}
   -- lakehouse:plan spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold=64MB
-  {{ adapter.merge_plan_lines(target) }}
   merge into {{ target }} as DBT_INTERNAL_DEST
   {%- if delete_condition or lakehouse_merge_setting('latest_by') %}
   using (

@@ -34,8 +34,6 @@
       fails once a source column was dropped, and would take the staging-only columns). -#}
   {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
   {%- set valid_to_current = config.get("dbt_valid_to_current") -%}
-  {#- A small snapshot table is rewritten whole, without Spark's file-finding job. -#}
-  {{ adapter.merge_plan_lines(target) }}
   merge into {{ target }} as DBT_INTERNAL_DEST
   using {{ source }} as DBT_INTERNAL_SOURCE
   on DBT_INTERNAL_SOURCE.{{ columns.dbt_scd_id }} = DBT_INTERNAL_DEST.{{ columns.dbt_scd_id }}
