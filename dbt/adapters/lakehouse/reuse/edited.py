@@ -12,6 +12,7 @@ that needs the engine gets it at its first statement.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,10 @@ def edited_since(stamp: Path, sources: Iterable[Path]) -> bool:
     while pending:
         path = pending.pop()
         try:
-            if os.stat(path).st_mtime > since:
+            found = os.stat(path)
+            if found.st_mtime > since:
                 return True
-            if not os.path.isdir(path):
+            if not stat.S_ISDIR(found.st_mode):
                 continue
             with os.scandir(path) as entries:
                 for entry in entries:
