@@ -35,7 +35,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         # What a dbt command sets up from the profile: the profile resolved once, `dbt debug`,
         # the early engine start and the catalogs it mounts, the compiled templates kept.
         "setup": "profile/resolved.py profile/debug.py profile/preflight command_setup.py"
-        " catalogs/early.py template_code.py",
+        " catalogs/early.py template_code.py schema_cache.py kept_files.py",
         # The dbt surface: the plugin, the adapter, its connections and cursor.
         "surface": "__init__.py impl.py connections.py cursor.py config.py behavior_flags.py"
         " garbage_collector.py",

@@ -13,7 +13,8 @@ import pytest
 from dbt_common.clients import jinja as common_jinja
 
 from dbt.adapters.lakehouse import template_code
-from dbt.adapters.lakehouse.template_code import CodeStore, environment_signature, prune
+from dbt.adapters.lakehouse.kept_files import prune
+from dbt.adapters.lakehouse.template_code import CodeStore, environment_signature
 
 MACRO = """{% macro greet(names) -%}
   {%- for name in names %}hello {{ name | upper }}{% if not loop.last %}, {% endif %}{% endfor -%}

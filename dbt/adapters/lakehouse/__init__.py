@@ -1,13 +1,20 @@
+import os
 from typing import Any
 
 from dbt.adapters.base import AdapterPlugin
 
 # First: its exit handler must be registered before the ones of the modules below.
-from dbt.adapters.lakehouse import garbage_collector  # noqa: F401
+from dbt.adapters.lakehouse import (
+    garbage_collector,  # noqa: F401
+    schema_cache,
+)
 from dbt.adapters.lakehouse.connections import LakehouseConnectionManager  # noqa: F401
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.impl import LakehouseAdapter
 from dbt.include import lakehouse
+
+# Before dbt validates the profile's credentials, its first use of a schema.
+schema_cache.install(os.environ)
 
 Plugin = AdapterPlugin(
     adapter=LakehouseAdapter,  # type: ignore[arg-type]

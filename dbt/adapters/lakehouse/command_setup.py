@@ -1,7 +1,7 @@
 """What the adapter sets up for the dbt command that made it, before dbt parses the project:
 the depots its sources name (profile/dataset_mounts.py), the engine's early start, an audited
-run (audit/run.py), the run's cost summary (report/summary.py) and the compiled templates kept
-between processes (template_code.py)."""
+run (audit/run.py), the run's cost summary (report/summary.py), the compiled templates kept
+between processes (template_code.py) and the check of the schemas' switch (schema_cache.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from dbt.adapters.lakehouse.invocation import invoked_command
 from dbt.adapters.lakehouse.profile.resolved import resolve_profile
 from dbt.adapters.lakehouse.reuse.edited import edited_since, project_sources
 from dbt.adapters.lakehouse.reuse.memo import FILE_NAME as MEMO_FILE
+from dbt.adapters.lakehouse.reuse.plan import env_switch
+from dbt.adapters.lakehouse.schema_cache import ENV as SCHEMA_CACHE_ENV
 from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
 
 logger = AdapterLogger("Lakehouse")
@@ -29,6 +31,7 @@ def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
     """Everything the command needs from the adapter's construction on (dbt makes the adapter
     when it registers it, before parsing)."""
     credentials = profile.credentials
+    env_switch(env, SCHEMA_CACHE_ENV)  # installed with the plugin, which cannot refuse a value
     keep_compiled_templates(cache_dir(env), env)
     mount_source_depots(profile)
     start_engine_early(

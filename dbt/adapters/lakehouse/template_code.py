@@ -22,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from dbt.adapters.lakehouse.kept_files import KeptStore, file_stamp
 from dbt.adapters.lakehouse.reuse.plan import env_switch
 
 ENV = "LAKEHOUSE_TEMPLATE_CACHE"
@@ -77,7 +77,7 @@ def _installs(common_jinja: Any) -> tuple[str, ...]:
     import jinja2.compiler
 
     files = (jinja2.compiler.__file__, jinja2.__file__, common_jinja.__file__)
-    return tuple(f"{path}:{os.stat(path).st_size}:{os.stat(path).st_mtime_ns}" for path in files)
+    return tuple(file_stamp(path) for path in files)
 
 
 def _cached_get_template(common_jinja: Any, original: Callable[..., Any], store: CodeStore) -> Any:
@@ -101,15 +101,10 @@ def _cached_get_template(common_jinja: Any, original: Callable[..., Any], store:
     return get_template
 
 
-class CodeStore:
+class CodeStore(KeptStore):
     """Compiled template code by key, in a folder (one marshal file per template)."""
 
-    def __init__(self, folder: Path, installs: tuple[str, ...]) -> None:
-        self.folder = folder
-        self.installs = installs
-        self.hits = 0
-        self.misses = 0
-        self._pruned = False
+    KEEP = KEEP
 
     def key(self, env: Any, source: str) -> str:
         return hashlib.sha256(
@@ -128,39 +123,8 @@ class CodeStore:
             pass
         code = env.compile(source)
         self.misses += 1
-        self._keep(path, code)
+        self._keep(path, marshal.dumps(code))
         return code
-
-    def _keep(self, path: Path, code: CodeType) -> None:
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
-            partial.write_bytes(marshal.dumps(code))
-            os.replace(partial, path)  # whole or not at all, for a concurrent reader
-            if not self._pruned:
-                self._pruned = True
-                prune(self.folder, KEEP)
-        except OSError:  # a read-only or full home: compiled again next time
-            return
-
-
-def prune(folder: Path, keep: int) -> int:
-    """Remove the oldest half of the folder's entries when it holds more than `keep`."""
-    try:
-        entries = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)]
-    except OSError:
-        return 0
-    if len(entries) <= keep:
-        return 0
-    entries.sort()
-    removed = 0
-    for _, path in entries[: len(entries) // 2]:
-        try:
-            os.remove(path)
-            removed += 1
-        except OSError:
-            continue
-    return removed
 
 
 def environment_signature(env: Any, installs: tuple[str, ...]) -> str:
