@@ -225,18 +225,37 @@ class LakehouseCursor:
             self._analysed, result = created
             return result
         frame = prepared.take(self._spark, statement)
+        write = prepared.take_for_write(self._spark, statement)
         # The run's checkpointed views read as their checkpoints (checkpoints/); a frame
         # analysed over the views themselves is then not the one to run.
         if reading is not statement:
             logger.debug(f"{self._node}: reads this run's checkpoints of the views it names")
-            statement, frame = reading, None
-        if frame is not None and not args and not any(statement_confs(statement)):
+            statement, frame, write = reading, None, None
+        plain = not args and not any(statement_confs(statement))
+        if frame is not None and plain:
             logger.debug(f"{self._node}: runs the query its reuse decision analysed")
             return frame
+        if write is not None and plain:
+            table = self._create_from_analysed(statement, *write)
+            if table is not None:
+                return table
         with statement_scope(self._spark, statement):
             if args:
                 return self._spark.sql(statement, args=args)
             return runtime.sql(self._spark, statement)
+
+    def _create_from_analysed(self, statement: str, query: str, frame: Any) -> DataFrame | None:
+        """A table model's CREATE TABLE ... AS run over the query its reuse decision analysed
+        (engine/prepared.py), or None when the query is not found in the statement."""
+        found = prepared.over_view(statement, query, frame)
+        if found is None:
+            return None
+        over, view = found
+        logger.debug(f"{self._node}: creates its table from the query its reuse decision analysed")
+        try:
+            return runtime.sql(self._spark, over)
+        finally:
+            self._spark.catalog.dropTempView(view)
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:

@@ -1,6 +1,7 @@
 """engine/prepared.py: a data test's analysed query is taken only by the statement that runs
 exactly that query, in the same session, once; a view's, only by that view's stand-in, which
-statements in between leave it for."""
+statements in between leave it for; a table model's, only by the CREATE TABLE ... AS it was
+rendered for, right after."""
 
 from __future__ import annotations
 
@@ -15,6 +16,20 @@ COMMENT = '/* {"app": "dbt", "node_id": "test.p.t"} */'
 def setup_function() -> None:
     prepared.forget()
     prepared.forget_stand_in()
+    prepared.take_for_write(object(), "")
+
+
+CTAS = f"{COMMENT}\n  create or replace table `c`.`s`.`t`\n  using iceberg\n  as\n{QUERY}  "
+
+
+class Frame:
+    """A DataFrame as over_view uses it: made a temporary view by name."""
+
+    def __init__(self) -> None:
+        self.views: list[str] = []
+
+    def createOrReplaceTempView(self, name: str) -> None:  # noqa: N802 (PySpark's name)
+        self.views.append(name)
 
 
 def test_the_statement_with_dbts_comment_before_or_after_takes_it() -> None:
@@ -75,3 +90,40 @@ def test_a_views_frame_is_for_its_stand_in_across_its_statement() -> None:
     prepared.keep_for_stand_in(session, QUERY, frame)
     prepared.forget_stand_in()
     assert prepared.take_for_stand_in(session, QUERY) is None
+
+
+def test_a_tables_frame_is_for_its_create_table_right_after() -> None:
+    session, frame = object(), Frame()
+    prepared.keep_for_write(session, CTAS, QUERY, frame)
+    assert prepared.take(session, CTAS) is None  # the data tests' slot is another
+    assert prepared.take_for_write(session, CTAS) == (QUERY.strip(), frame)
+    assert prepared.take_for_write(session, CTAS) is None  # once
+    prepared.keep_for_write(session, CTAS, QUERY, frame)
+    assert prepared.take_for_write(session, "drop view if exists `c`.`s`.`t`") is None
+    assert prepared.take_for_write(session, CTAS) is None  # a statement ran in between
+    prepared.keep_for_write(session, CTAS, QUERY, frame)
+    assert prepared.take_for_write(object(), CTAS) is None  # another session
+
+
+def test_only_a_create_table_ending_with_the_query_is_kept() -> None:
+    session, frame = object(), Frame()
+    for statement, query in (
+        (f"insert into `c`.`s`.`t`\n{QUERY}", QUERY),  # not a CREATE TABLE ... AS
+        (f"create or replace table `c`.`s`.`t` as select * from ({QUERY}) limit 0", QUERY),
+        (CTAS, QUERY.replace("'a  b'", "'a b'")),  # another query than the statement's
+        (CTAS, "   "),
+    ):
+        prepared.keep_for_write(session, statement, query, frame)
+        assert prepared.take_for_write(session, statement) is None, statement
+
+
+def test_the_statement_reads_a_view_of_the_frame_where_its_query_was() -> None:
+    frame = Frame()
+    found = prepared.over_view(CTAS, QUERY.strip(), frame)
+    assert found is not None
+    statement, view = found
+    assert frame.views == [view] and view.startswith("lakehouse_analysed_")
+    assert statement.startswith(f"{COMMENT}\n  create or replace table `c`.`s`.`t`")
+    assert statement.rstrip().endswith(f"as\n\n    select * from `{view}`")
+    assert "count(*)" not in statement
+    assert prepared.over_view("create table t as select 1", QUERY.strip(), frame) is None

@@ -14,12 +14,19 @@ it reads, reuse/views.py), and the view's stand-in for the run's later statement
 query's frame (checkpoints/adapter.py): the decision keeps it in a slot of its own, which the
 view's statement in between (CREATE VIEW, SHOW TBLPROPERTIES) leaves alone, for the stand-in of
 that view to take when its text is exactly the kept query's.
+
+A table model's reuse decision analyses its query too, and when the model is built its CREATE
+TABLE ... AS statement would analyse it again (for a table over a stack of views, seconds).
+The decision keeps the frame with the statement it was rendered for; when that exact statement
+is the thread's next, it creates the table from the kept frame (a temporary view of it, read
+whole), so the query is analysed once.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import uuid
 from typing import Any
 
 # dbt's query comment, before the statement (the default) or after it (`append: true`). dbt
@@ -28,6 +35,10 @@ _LEADING_COMMENT = re.compile(r"^\s*/\*.*?\*/", re.S)
 _TRAILING_COMMENT = re.compile(r"/\*[^*]*(?:\*(?!/)[^*]*)*\*/\s*$", re.S)
 
 _SLOT = threading.local()
+# What precedes a CREATE TABLE's query: the statement up to its last `as`.
+_CREATE_TABLE_AS = re.compile(
+    r"^(?:create\s+or\s+replace|replace|create)\s+table\s.*\bas\s*$", re.I | re.S
+)
 
 
 def keep(spark: Any, query: str, frame: Any) -> None:
@@ -59,6 +70,34 @@ def take_for_stand_in(spark: Any, query: str) -> Any | None:
     """The kept frame when `query` is its text in the same session; the slot is emptied either
     way (a stand-in made later analyses its own query)."""
     return _take("stand_in", spark, query.strip())
+
+
+def keep_for_write(spark: Any, statement: str, query: str, frame: Any) -> None:
+    """Keep `frame`, the analysed `query` of `spark`, for this thread's next statement when that
+    is `statement`, a CREATE TABLE ... AS `query`; anything else keeps nothing."""
+    text, body = statement_text(statement), query.strip()
+    if body and text.endswith(body) and _CREATE_TABLE_AS.match(text[: -len(body)]):
+        _SLOT.write = (spark, text, (body, frame))
+    else:
+        _SLOT.write = None
+
+
+def take_for_write(spark: Any, statement: str) -> tuple[str, Any] | None:
+    """(the query, its kept frame) when `statement` is the one the frame was kept for, in the
+    same session; the slot is emptied either way."""
+    kept = _take("write", spark, statement_text(statement))
+    return None if kept is None else (str(kept[0]), kept[1])
+
+
+def over_view(statement: str, query: str, frame: Any) -> tuple[str, str] | None:
+    """`statement` reading a temporary view of `frame` where it held `query`, and that view's
+    name (made here: the caller drops it); None when the query is not in the statement."""
+    at = statement.rfind(query)
+    if at < 0:
+        return None
+    view = f"lakehouse_analysed_{uuid.uuid4().hex}"
+    frame.createOrReplaceTempView(view)
+    return f"{statement[:at]}select * from `{view}`{statement[at + len(query) :]}", view
 
 
 def _take(slot: str, spark: Any, text: str) -> Any | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine import prepared
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -74,11 +75,14 @@ def reuse_plan(
     `mode`: an incremental model's `full` build or `incremental` run; its query reads its own
     table then, whose state is the record on its `main`."""
 
+    analysed: list[tuple[Any, PlanInputs]] = []
+
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
         tracked = tracked_inputs(adapter, spark, read, query, target, mode == INCREMENTAL_RUN)
         if isinstance(tracked, str):
             return tracked
         inputs, states = tracked
+        analysed.append((spark, inputs))
         shape = statement_shape(statement, query)
         text = (shape, f"-- plan {inputs.digest}", also_watched(model, settings))
         return Identity(states, "\n".join(text), {MODE: mode} if mode else {}, inputs.objects)
@@ -86,7 +90,13 @@ def reuse_plan(
     def known() -> Known:
         return (mode, query, statement, settings, also_watched(model, settings)), (query, statement)
 
-    return _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify, known)
+    decided = _decide(adapter, relation, existing, model, full_refresh, has_hooks, identify, known)
+    if analysed and statement and not decided["reuse"] and not has_hooks:
+        # Its CREATE TABLE, the thread's next statement, runs over this analysis.
+        spark, inputs = analysed[0]
+        if inputs.frame is not None and inputs.query.strip() == query.strip():
+            prepared.keep_for_write(spark, statement, query, inputs.frame)
+    return decided
 
 
 def seed_plan(

@@ -125,7 +125,13 @@ class TestReusedTables(ReuseOnProfile):
         events = table(project, "events")
         project.run_sql(f"create table {events} (id int, kind string) using iceberg")
         project.run_sql(f"insert into {events} values (1, 'a'), (2, 'b'), (3, 'x')")
-        found = verdicts(run_dbt(["run"]))
+        results, out = run_dbt_and_capture(["--debug", "run"])
+        found = verdicts(results)
+        # Each CREATE TABLE runs over the analysis its decision made (engine/prepared.py), not
+        # a second one; a model not reused for what it reads keeps none (its own rows below).
+        analysed = "creates its table from the query its reuse decision analysed"
+        assert f"model.test.kinds: {analysed}" in out
+        assert f"model.test.from_files: {analysed}" not in out
         assert found["stg_events"] == ("success", "no view there yet")
         assert found["kinds"] == ("success", "no record of an earlier build in its table's main")
         assert found["random_ids"][1] == "not reusable: non-deterministic (Rand)"
