@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 # dbt's query comment, before the statement (the default) or after it (`append: true`). dbt
@@ -53,7 +54,7 @@ def forget() -> None:
 def take(spark: Any, statement: str) -> Any | None:
     """The kept frame when `statement` runs exactly its query in the same session; the slot is
     emptied either way (only the statement right after the decision may take it)."""
-    return _take("kept", spark, statement_text(statement))
+    return _take("kept", spark, statement, statement_text)
 
 
 def keep_for_stand_in(spark: Any, query: str, frame: Any) -> None:
@@ -69,7 +70,7 @@ def forget_stand_in() -> None:
 def take_for_stand_in(spark: Any, query: str) -> Any | None:
     """The kept frame when `query` is its text in the same session; the slot is emptied either
     way (a stand-in made later analyses its own query)."""
-    return _take("stand_in", spark, query.strip())
+    return _take("stand_in", spark, query, str.strip)
 
 
 def keep_for_write(spark: Any, statement: str, query: str, frame: Any) -> None:
@@ -85,8 +86,8 @@ def keep_for_write(spark: Any, statement: str, query: str, frame: Any) -> None:
 def take_for_write(spark: Any, statement: str) -> tuple[str, Any] | None:
     """(the query, its kept frame) when `statement` is the one the frame was kept for, in the
     same session; the slot is emptied either way."""
-    kept = _take("write", spark, statement_text(statement))
-    return None if kept is None else (str(kept[0]), kept[1])
+    kept = _take("write", spark, statement, statement_text)
+    return None if kept is None else (kept[0], kept[1])
 
 
 def over_view(statement: str, query: str, frame: Any) -> tuple[str, str] | None:
@@ -100,14 +101,15 @@ def over_view(statement: str, query: str, frame: Any) -> tuple[str, str] | None:
     return f"{statement[:at]}select * from `{view}`{statement[at + len(query) :]}", view
 
 
-def _take(slot: str, spark: Any, text: str) -> Any | None:
-    """The frame in this thread's `slot` when it was kept for `text` in `spark`; the slot is
-    emptied either way."""
+def _take(slot: str, spark: Any, given: str, text_of: Callable[[str], str]) -> Any | None:
+    """The frame in this thread's `slot` when it was kept for `text_of(given)` in `spark`; the
+    slot is emptied either way. The text is made only when something is kept: the cursor asks
+    for every statement, which can be megabytes."""
     kept = getattr(_SLOT, slot, None)
     setattr(_SLOT, slot, None)
     if kept is None or kept[0] is not spark:
         return None
-    return kept[2] if text == kept[1] else None
+    return kept[2] if text_of(given) == kept[1] else None
 
 
 def statement_text(statement: str) -> str:
