@@ -11,9 +11,10 @@ from pathlib import Path
 
 class KeptStore:
     """A folder of entries kept between processes, with this process's hits and misses; at most
-    about `KEEP` entries (a write past it removes the oldest half, once a process)."""
+    about `KEEP` entries, which each kind of store sets (a write past it removes the oldest
+    half, once a process)."""
 
-    KEEP = 4096
+    KEEP: int
 
     def __init__(self, folder: Path, installs: tuple[str, ...]) -> None:
         self.folder = folder
