@@ -75,6 +75,9 @@ from harness import (  # noqa: E402
     watch_engine,
 )
 
+from dbt.adapters.lakehouse.warm_dbt import switch  # noqa: E402
+from dbt.adapters.lakehouse.warm_dbt.client import SWITCH  # noqa: E402
+
 EDITED = "stg_customers"
 EDITED_ID = f"model.jaffle_lakehouse.{EDITED}"
 # One computed column, another expression each round: every edited build follows a change.
@@ -84,6 +87,7 @@ EDITS = (
 )
 NOTHING, EDIT = "nothing changed", f"{EDITED} edited"
 EMPTY = "first build (empty warehouse)"
+WARM = "(warm dbt)"
 GOALS = {  # shape -> (ours, other, goal) on medians
     # Nothing can be reused yet: what deciding and recording costs (issue 61: <= 3%); against
     # dbt-duckdb, issue 62's empty-schema build (<= 1.6x, there on the classic jaffle_shop).
@@ -173,6 +177,13 @@ def main() -> None:
         help="untimed builds of each side before the nothing-changed rounds (default "
         "%(default)s; 0: the first round is the incremental model's first incremental run)",
     )
+    parser.add_argument(
+        "--warm-dbt",
+        action="store_true",
+        help="also two sides whose `dbt` runs forked from a warm zygote (docs/warm-dbt.md): the "
+        "warm dbt is turned on in this venv for the run and off at its end; the other sides "
+        "run with LAKEHOUSE_WARM_DBT=off",
+    )
     add_warm_up_argument(parser)
     args = parser.parse_args()
     work: Path = args.work / "reuse_sample"
@@ -196,12 +207,25 @@ def main() -> None:
     def duck(project: Path) -> dict:
         return duckdb_target(SCHEMA, project / "jaffle.duckdb")
 
-    on = Side("reuse on", "on", work, DBT, {**base, "LAKEHOUSE_REUSE": "on"}, ours)
-    off = Side("reuse off", "off", work, DBT, {**base, "LAKEHOUSE_REUSE": "off"}, ours)
+    plain = {**base, SWITCH: "off"}
+    on = Side("reuse on", "on", work, DBT, {**plain, "LAKEHOUSE_REUSE": "on"}, ours)
+    off = Side("reuse off", "off", work, DBT, {**plain, "LAKEHOUSE_REUSE": "off"}, ours)
     duckdb = Side("dbt-duckdb", "duckdb", work, duck_dbt, base, duck, duckdb_project)
     sides = {side.name: side for side in (on, off, duckdb)}
+    goals = {shape: list(rows) for shape, rows in GOALS.items()}
+    if args.warm_dbt:
+        for reuse in ("on", "off"):
+            env = {**base, "LAKEHOUSE_REUSE": reuse}
+            side = Side(f"{reuse} {WARM}", f"{reuse}-warm", work, DBT, env, ours)
+            sides[side.name] = side
+        for shape, rows in GOALS.items():
+            goals[shape] += [
+                (f"on {WARM}", f"off {WARM}" if other == "reuse off" else other, goal)
+                for _, other, goal in rows
+            ]
+        print(f"warm dbt on for this run: {switch.turn_on()}", file=sys.stderr)
 
-    series = {(shape, name): Series(name) for shape in GOALS for name in sides}
+    series = {(shape, name): Series(name) for shape in goals for name in sides}
     node_counts: dict[tuple[str, str], list[str]] = {key: [] for key in series}
     built_by_on: dict[str, list[str]] = {}  # shape -> the last reuse-on build's built nodes
     unrelated_built: dict[int, list[str]] = {}  # edit round -> nodes built that should not be
@@ -271,12 +295,19 @@ def main() -> None:
         print(f"{EDIT}:", file=sys.stderr)
         alternate(
             args.rounds,
-            [(series[(EDIT, s.name)], step(s, EDIT, edit_staging)) for s in (on, off)],
+            [
+                (series[(EDIT, s.name)], step(s, EDIT, edit_staging))
+                for n, s in sides.items()
+                if n != duckdb.name
+            ],
             rotate=True,
         )
     finally:
         stopped = stop_engines(home)
         print(f"stopped {stopped} warm engine(s)", file=sys.stderr)
+        if args.warm_dbt:
+            removed, zygotes = switch.turn_off(os.environ)
+            print(f"warm dbt off ({removed}); zygotes stopped: {zygotes}", file=sys.stderr)
 
     load_after = os.getloadavg()
     print(f"\n# reused nodes on examples/jaffle_lakehouse: `dbt build`, {args.rounds} round(s)")
@@ -296,7 +327,7 @@ def main() -> None:
             + "; ".join(f"{name} {', '.join(said)}" for name, said in settled.items())
         )
     verdicts = []
-    for shape, goals in GOALS.items():
+    for shape, rows_of_goals in goals.items():
         print(f"\n## {shape}: reused/built nodes per round (run_results.json)")
         for name in sides:
             if node_counts[(shape, name)]:
@@ -306,7 +337,7 @@ def main() -> None:
             for line in built_by_on[shape]:
                 print(f"  {line}")
         rows = []
-        for ours_name, other, goal in goals:
+        for ours_name, other, goal in rows_of_goals:
             mine, theirs = series[(shape, ours_name)], series[(shape, other)]
             case = f"{ours_name} / {other}"
             rows.append((case, mine, theirs, f"<={goal:.2f}x"))

@@ -22,7 +22,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         # What every layer reads: errors, what a secret is, which dbt command runs, the engine
         # line installed and native execution's checks, the driver/Connect seam, query_tags.
         "base": "exceptions.py __version__.py invocation.py profile/secrets.py engine/runtime.py"
-        " engine/native.py engine/jars/lines.py report/tags.py",
+        " engine/native.py engine/jars/lines.py report/tags.py warm_dbt/client.py",
         # Depots: parsing, resolvers, storage kinds, key checks; the embedded catalog's file.
         "depot": "profile/depot/ embedded/sqlite_catalog.py",
         # The profile target and what is read from it alone.
@@ -39,7 +39,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         # The dbt surface: the plugin, the adapter, its connections and cursor.
         "surface": "__init__.py impl.py connections.py cursor.py config.py behavior_flags.py"
         " garbage_collector.py",
-        "cli": "cli/",
+        # The dbt-lakehouse command, and the warm dbt's zygote and switch, which run dbt's own.
+        "cli": "cli/ warm_dbt/",
     }.items()
 }
 

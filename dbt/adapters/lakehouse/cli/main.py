@@ -16,6 +16,7 @@ from dbt.adapters.lakehouse.cli.engine import add_commands as engine_commands
 from dbt.adapters.lakehouse.cli.history import add_commands as history_commands
 from dbt.adapters.lakehouse.cli.mv import add_commands as mv_commands
 from dbt.adapters.lakehouse.cli.serve import add_commands as serve_commands
+from dbt.adapters.lakehouse.cli.warm_dbt import add_commands as warm_dbt_commands
 from dbt.adapters.lakehouse.engine.jars import (
     CACHED_JARS,
     EMBEDDED_NEEDS,
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     serve_commands(commands, add_profile_options)
     catalog_commands(commands, add_profile_options)
     mv_commands(commands, add_profile_options)
+    warm_dbt_commands(commands)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

@@ -21,14 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
+from dbt.adapters.lakehouse.warm_dbt.client import user_cache_dir
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("LAKEHOUSE_CACHE_DIR"):
-        return Path(env["LAKEHOUSE_CACHE_DIR"]).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dbt-lakehouse"
+    return Path(user_cache_dir(os.environ if env is None else env))
 
 
 def sha256_of(path: Path) -> str:
