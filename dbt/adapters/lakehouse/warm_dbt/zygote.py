@@ -27,6 +27,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any
 
@@ -340,6 +341,9 @@ def main(argv: list[str]) -> None:
             importlib.import_module(name)
         except Exception as exc:  # a dbt without that task: the child imports what it needs
             log(f"not preloaded: {name} ({exc})")
+    if threading.active_count() > 1:  # a fork copies only the thread that forks
+        log(f"an import started a thread ({threading.enumerate()}): serving no command")
+        os._exit(1)
     gc.collect()
     gc.freeze()
     zygote.stamps = module_stamps()
