@@ -105,16 +105,22 @@ def test_a_tables_frame_is_for_its_create_table_right_after() -> None:
     assert prepared.take_for_write(object(), CTAS) is None  # another session
 
 
-def test_only_a_create_table_ending_with_the_query_is_kept() -> None:
+def test_only_a_create_table_whose_query_holds_the_query_is_kept() -> None:
     session, frame = object(), Frame()
     for statement, query in (
         (f"insert into `c`.`s`.`t`\n{QUERY}", QUERY),  # not a CREATE TABLE ... AS
-        (f"create or replace table `c`.`s`.`t` as select * from ({QUERY}) limit 0", QUERY),
+        (f"create table `c`.`s`.`t` comment '{QUERY}'", QUERY),  # not in its query
         (CTAS, QUERY.replace("'a  b'", "'a b'")),  # another query than the statement's
         (CTAS, "   "),
     ):
         prepared.keep_for_write(session, statement, query, frame)
         assert prepared.take_for_write(session, statement) is None, statement
+    # An incremental model's first build: the query a subquery of the CREATE's.
+    first_build = f"create or replace table `c`.`s`.`t` as select a from (\n{QUERY}\n) as n"
+    prepared.keep_for_write(session, first_build, QUERY, frame)
+    assert prepared.take_for_write(session, first_build) == (QUERY.strip(), frame)
+    statement, view = prepared.over_view(first_build, QUERY.strip(), frame) or ("", "")
+    assert statement.endswith(f"select a from (\n\n    select * from `{view}`\n\n) as n")
 
 
 def test_the_statement_reads_a_view_of_the_frame_where_its_query_was() -> None:

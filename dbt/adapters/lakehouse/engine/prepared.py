@@ -19,7 +19,8 @@ A table model's reuse decision analyses its query too, and when the model is bui
 TABLE ... AS statement would analyse it again (for a table over a stack of views, seconds).
 The decision keeps the frame with the statement it was rendered for; when that exact statement
 is the thread's next, it creates the table from the kept frame (a temporary view of it, read
-whole), so the query is analysed once.
+whole, in place of the query's text), so the query is analysed once. An incremental model's
+first build does the same, its query a subquery of the CREATE's.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ _LEADING_COMMENT = re.compile(r"^\s*/\*.*?\*/", re.S)
 _TRAILING_COMMENT = re.compile(r"/\*[^*]*(?:\*(?!/)[^*]*)*\*/\s*$", re.S)
 
 _SLOT = threading.local()
-# What precedes a CREATE TABLE's query: the statement up to its last `as`.
+# A CREATE TABLE ... AS, whose query holds the model's query: as all of it (a table model), or
+# as a subquery (an incremental model's first build: one row per key, a batch window).
 _CREATE_TABLE_AS = re.compile(
-    r"^(?:create\s+or\s+replace|replace|create)\s+table\s.*\bas\s*$", re.I | re.S
+    r"^(?:create\s+or\s+replace|replace|create)\s+table\s.*\bas\b", re.I | re.S
 )
 
 
@@ -75,9 +77,11 @@ def take_for_stand_in(spark: Any, query: str) -> Any | None:
 
 def keep_for_write(spark: Any, statement: str, query: str, frame: Any) -> None:
     """Keep `frame`, the analysed `query` of `spark`, for this thread's next statement when that
-    is `statement`, a CREATE TABLE ... AS `query`; anything else keeps nothing."""
+    is `statement`, a CREATE TABLE ... AS whose query holds `query`; anything else keeps
+    nothing."""
     text, body = statement_text(statement), query.strip()
-    if body and text.endswith(body) and _CREATE_TABLE_AS.match(text[: -len(body)]):
+    at = text.rfind(body) if body else -1
+    if at > 0 and _CREATE_TABLE_AS.match(text[:at]):
         _SLOT.write = (spark, text, (body, frame))
     else:
         _SLOT.write = None

@@ -11,7 +11,7 @@ plain Spark SQL (another engine's commits)."""
 from __future__ import annotations
 
 import pytest
-from dbt.tests.util import run_dbt, write_file
+from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from functional.lakehouse.reuse.test_reuse import REUSED, SOURCES_YML, ReuseOnProfile, verdicts
 from functional.lakehouse.shared.tables import expect, rows, snapshot_count, table
@@ -83,9 +83,15 @@ class TestReusedIncrementalAndSnapshots(ReuseOnProfile):
         events = table(project, "events")
         project.run_sql(f"create table {events} (id int, kind string, amount int) using iceberg")
         project.run_sql(f"insert into {events} values (1, 'a', 10), (2, 'b', 20), (3, 'a', 5)")
-        found = verdicts(run_dbt(["build"]))
+        results, out = run_dbt_and_capture(["--debug", "build"])
+        found = verdicts(results)
         first = "no record of an earlier build in its table's main"
         assert {found[name] for name in NODES} == {("success", first)}, found
+        # Each first build's CREATE TABLE runs over its decision's analysis (engine/prepared.py):
+        # the query the whole of its query, or a subquery of it (a merge: one row per key).
+        analysed = "creates its table from the query its reuse decision analysed"
+        assert f"model.test.merged: {analysed}" in out
+        assert f"model.test.overwritten: {analysed}" in out
         assert_equal_from_scratch(project)
         found = verdicts(run_dbt(["build"]))
         assert found["merged"][1].startswith("its first incremental run since a full build"), found

@@ -36,9 +36,17 @@
       its query and settings are those that build recorded: no statement, no commit, no hook.
       Its settings stand for its statements (rendering its CREATE is not free of effects: in
       an audited run it evolves the table for the branch). -#}
-  {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code, '',
-        model, full_refresh_mode, (pre_hooks + post_hooks) | length > 0,
-        'incremental' if incremental_run else 'full') -%}
+  {#- A first build's CREATE TABLE is rendered first when nothing can run before it (no hook,
+      no changes read): the decision then keeps its analysis of the query for that statement,
+      which reads it rather than analysing the query again (engine/prepared.py). -#}
+  {%- set has_hooks = (pre_hooks + post_hooks) | length > 0 -%}
+  {%- set first_build_sql = none -%}
+  {%- if not incremental_run and not has_hooks and model.language == 'sql'
+        and not adapter.changes_read(model.unique_id) -%}
+    {%- set first_build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, compiled_code) -%}
+  {%- endif -%}
+  {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code, first_build_sql or '',
+        model, full_refresh_mode, has_hooks, 'incremental' if incremental_run else 'full') -%}
   {%- if reuse['reuse'] -%}
     {%- do lakehouse_reused(target_relation) -%}
     {{ return({'relations': [target_relation]}) }}
@@ -61,9 +69,13 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- if not incremental_run -%}
+  {%- if first_build_sql is not none -%}
+    {%- set build_sql = first_build_sql -%}
+  {%- elif not incremental_run -%}
     {%- set build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, model_sql,
                                                                change_columns if strategy == 'merge' else []) -%}
+  {%- endif -%}
+  {%- if not incremental_run -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
