@@ -7,11 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from dbt_common.dataclass_schema import dbtClassMixin
 
-from dbt.adapters.lakehouse.warm_dbt import client, switch, zygote
+from dbt.adapters.lakehouse.warm_dbt import client, serializers, switch, zygote
 
 ENV = {"HOME": "/home/u", "PATH": "/usr/bin", "DBT_TARGET": "dev"}
 
@@ -107,3 +109,34 @@ def test_the_client_exits_as_its_child_did(status: int, code: int) -> None:
     )
     done = subprocess.run([sys.executable, "-c", program], timeout=60)
     assert done.returncode == code
+
+
+@dataclass
+class _Root(dbtClassMixin):
+    pass
+
+
+@dataclass
+class _Inner(_Root):
+    n: int = 0
+
+
+@dataclass
+class _Outer(_Root):
+    name: str
+    inner: _Inner = field(default_factory=_Inner)
+
+
+def test_the_zygote_compiles_dbts_lazily_compiled_serializers() -> None:
+    """dbt-common's classes compile each (de)serializer at its first call; the zygote calls
+    them all once, so its children find them compiled, and they still read and write."""
+    methods = ("from_dict", "to_dict", "from_msgpack", "to_msgpack")
+    stubs = {m: _Outer.__dict__[m] for m in methods}
+    assert serializers.compile_all(_Root) == 2
+    assert [m for m in methods if _Outer.__dict__[m] is stubs[m]] == []
+    made = _Outer.from_dict({"name": "a", "inner": {"n": 2}})
+    assert made == _Outer("a", _Inner(2)) and made.to_dict() == {"name": "a", "inner": {"n": 2}}
+    assert _Outer.from_msgpack(made.to_msgpack()) == made
+    compiled = {m: _Outer.__dict__[m] for m in methods}
+    assert serializers.compile_all(_Root) == 2  # compiled already: nothing happens, nothing fails
+    assert {m: _Outer.__dict__[m] for m in methods} == compiled

@@ -2,9 +2,10 @@
 
 `python -m dbt.adapters.lakehouse.warm_dbt.zygote <socket>`, started by a command's client as
 it exits, with that command's folder and environment. It imports dbt's command line, this
-adapter and the tasks a command runs (what costs a `dbt` process its first second), freezes
-them out of the garbage collector's reach (garbage_collector.py says why), notes the stamp of
-every module file it loaded, and listens on a socket in the user cache's `warm-dbt/` folder
+adapter and the tasks a command runs (what costs a `dbt` process its first second), compiles
+dbt's (de)serializers (serializers.py), freezes what it made out of the garbage collector's
+reach (garbage_collector.py says why), notes the stamp of every module file it loaded, and
+listens on a socket in the user cache's `warm-dbt/` folder
 (0700, its socket 0600, and a peer of another user refused).
 
 For each command it is given it forks: the child takes the command's standard streams (passed
@@ -32,6 +33,7 @@ import time
 from typing import Any
 
 from dbt.adapters.lakehouse.engine.warm.server import peer_uid
+from dbt.adapters.lakehouse.warm_dbt import serializers
 
 IDLE_SECONDS = 15 * 60
 # Imported now because a command would import them: dbt's tasks and its runners' pool.
@@ -341,6 +343,7 @@ def main(argv: list[str]) -> None:
             importlib.import_module(name)
         except Exception as exc:  # a dbt without that task: the child imports what it needs
             log(f"not preloaded: {name} ({exc})")
+    classes = serializers.compile_all()
     if threading.active_count() > 1:  # a fork copies only the thread that forks
         log(f"an import started a thread ({threading.enumerate()}): serving no command")
         os._exit(1)
@@ -349,7 +352,10 @@ def main(argv: list[str]) -> None:
     zygote.stamps = module_stamps()
     zygote.listen()
     took = time.monotonic() - began
-    log(f"ready in {took:.1f} s: {len(zygote.stamps)} module files, pid {zygote.pid}")
+    log(
+        f"ready in {took:.1f} s: {len(zygote.stamps)} module files, the (de)serializers of "
+        f"{classes} classes compiled, pid {zygote.pid}"
+    )
     try:
         command = zygote.serve()
     finally:
