@@ -143,6 +143,9 @@ def test_commands_forked_from_a_zygote_behave_as_their_own_process(
     cold = overlay.dbt(project, home, "ls")
     assert cold.returncode == 0, output(cold)
     overlay.wait_for_zygotes(1)
+    # dbt's serializers compiled there, once: each of hundreds of dbt's classes.
+    [ready] = [line for line in overlay.log_lines() if " ready in " in line]
+    assert int(ready.split("the (de)serializers of ")[1].split()[0]) > 100, ready
     warm = overlay.dbt(project, home, "ls")
     assert warm.returncode == 0 and overlay.served("ls") == 1
     assert listed(warm.stdout) == listed(cold.stdout) == ["warm.listed", "warm.numbers"]
