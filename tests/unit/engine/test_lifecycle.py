@@ -169,6 +169,27 @@ def test_an_early_start_failure_is_raised_once_at_first_use(
     assert len(starts) == 2
 
 
+def test_the_exit_does_not_wait_for_an_early_start_nobody_needed(
+    tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command whose nodes never asked for the engine ends without waiting for the start it
+    made beside the parse; once the session is up and free, the exit ends it as before."""
+    spec = profile_spec(creds(tmp_path), env=jar_env)
+    engine = _Engine()
+    release, ended = threading.Event(), []
+    monkeypatch.setattr(engine, "_start", lambda _spec: release.wait(10) and "session")
+    monkeypatch.setattr(engine, "_end", lambda spark, _spec: ended.append(spark))
+    engine.start_early(spec)
+    while not engine._lock.locked():  # the start holds the lock while the JVM comes up
+        threading.Event().wait(0.01)
+    engine.stop_at_exit()  # returns at once: no wait, nothing ended
+    assert ended == [] and engine._lock.locked()
+    release.set()
+    assert engine.get(spec) == "session"
+    engine.stop_at_exit()
+    assert ended == ["session"]
+
+
 def test_the_early_start_is_for_commands_that_run_sql(
     tmp_path: Path, jar_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -378,6 +378,19 @@ class _Engine:
         with self._lock:
             self._stop_session()
 
+    def stop_at_exit(self) -> None:
+        """The process's end. An early start still running there was never asked for (every
+        node was decided without the engine): the command ends now rather than when the JVM is
+        up, 10-15 s later for an engine not running yet. A warm engine, its own process, comes
+        up all the same for the next command; a JVM of this process ends with it."""
+        if not self._lock.acquire(blocking=False):
+            logger.debug("the engine's early start was not needed: not waited for")
+            return
+        try:
+            self._stop_session()
+        finally:
+            self._lock.release()
+
 
 def _catalog_names(spec: EngineSpec) -> tuple[str, ...]:
     return tuple(mount.name for mount in spec.catalogs)
@@ -389,4 +402,4 @@ def _first_line(exc: BaseException) -> str:
 
 
 ENGINE = _Engine()
-atexit.register(ENGINE.stop)
+atexit.register(ENGINE.stop_at_exit)

@@ -60,6 +60,15 @@ def doubled_ids(folder: Path, home: Path) -> str:
     return output(done)
 
 
+def engine_up(home: Path) -> dict:
+    """The home's one engine once its JVM runs. A command whose nodes were all reused from
+    remembered decisions starts the engine without waiting for it (engine/lifecycle.py), so
+    the JVM may still be coming up when the command ends."""
+    assert wait_until(lambda: "jvm_pid" in [*statuses(home), {}][0], 120), statuses(home)
+    [engine] = statuses(home)
+    return engine
+
+
 def wait_until(condition, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -115,18 +124,29 @@ def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     assert wait_until(lambda: not process_running(first["pid"]))
     done = dbt(folder, home, "run", "--exclude", "slow")
     assert done.returncode == 0, output(done)
-    [second] = statuses(home)
+    second = engine_up(home)
     os.kill(second["pid"], signal.SIGKILL)  # the supervisor: its JVM sees stdin close and exits
     # Its shutdown hooks (the SparkContext's stop) take longer on a loaded machine and on 4.1:
     # what matters is that it exits, not how fast (once over 30 s with two busy test workers).
     assert wait_until(lambda: not process_running(second["jvm_pid"]), 90)
     done = dbt(folder, home, "run", "--exclude", "slow")
     assert done.returncode == 0, output(done)
-    [third] = statuses(home)
+    third = engine_up(home)
     assert len({first["jvm_pid"], second["jvm_pid"], third["jvm_pid"]}) == 3
     assert "| 20 |" in doubled_ids(folder, home)
     assert engine_cli(home, "stop").returncode == 0
     assert statuses(home) == [] and not process_running(third["jvm_pid"])
+
+    # With no engine up, a project edited since its last run (a file touched) starts one
+    # beside the parse; every node is then reused from its remembered decision, so the command
+    # ends without waiting for that start, and the engine comes up on its own for the next.
+    (folder / "models" / "base.sql").touch()
+    done = dbt(folder, home, "--debug", "run", "--exclude", "slow")
+    text = output(done)
+    assert done.returncode == 0 and "(remembered" in text, text[-3000:]
+    assert "the engine's early start was not needed: not waited for" in text, text[-3000:]
+    engine_up(home)
+    assert engine_cli(home, "stop").returncode == 0
 
 
 def assert_private_and_refuses_strangers(home: Path) -> None:
