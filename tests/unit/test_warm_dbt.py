@@ -140,3 +140,29 @@ def test_the_zygote_compiles_dbts_lazily_compiled_serializers() -> None:
     compiled = {m: _Outer.__dict__[m] for m in methods}
     assert serializers.compile_all(_Root) == 2  # compiled already: nothing happens, nothing fails
     assert {m: _Outer.__dict__[m] for m in methods} == compiled
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "false", "no"])
+def test_switched_off_the_command_runs_in_its_own_process(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_zygote(*_: object) -> None:
+        raise AssertionError("a zygote was asked")
+
+    monkeypatch.setattr(client, "exchange", no_zygote)
+    monkeypatch.setenv(client.SWITCH, value)
+    client.serve_or_return(["/v/bin/dbt", "ls"])  # returned: dbt runs here
+    monkeypatch.delenv(client.SWITCH)
+    monkeypatch.setenv(client.ZYGOTE_MARK, "k.sock")  # a zygote's own imports
+    client.serve_or_return(["/v/bin/dbt", "ls"])
+
+
+def test_the_commands_set_up_refuses_a_warm_dbt_value_that_is_not_a_switch() -> None:
+    from types import SimpleNamespace
+
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from dbt.adapters.lakehouse.command_setup import set_up_command
+
+    with pytest.raises(DbtRuntimeError, match="LAKEHOUSE_WARM_DBT='maybe' is not a switch"):
+        set_up_command(SimpleNamespace(credentials=None), {client.SWITCH: "maybe"})

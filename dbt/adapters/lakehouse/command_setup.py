@@ -23,6 +23,7 @@ from dbt.adapters.lakehouse.reuse.memo import FILE_NAME as MEMO_FILE
 from dbt.adapters.lakehouse.reuse.plan import env_switch
 from dbt.adapters.lakehouse.schema_cache import ENV as SCHEMA_CACHE_ENV
 from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
+from dbt.adapters.lakehouse.warm_dbt.client import SWITCH as WARM_DBT_ENV
 
 logger = AdapterLogger("Lakehouse")
 
@@ -31,7 +32,9 @@ def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
     """Everything the command needs from the adapter's construction on (dbt makes the adapter
     when it registers it, before parsing)."""
     credentials = profile.credentials
-    env_switch(env, SCHEMA_CACHE_ENV)  # installed with the plugin, which cannot refuse a value
+    # Read before the command could refuse a value: with the plugin, in the `dbt` process's start.
+    env_switch(env, SCHEMA_CACHE_ENV)
+    env_switch(env, WARM_DBT_ENV)
     keep_compiled_templates(cache_dir(env), env)
     mount_source_depots(profile)
     start_engine_early(

@@ -32,7 +32,10 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
-SWITCH = "LAKEHOUSE_WARM_DBT"  # "off": this command runs in its own process
+SWITCH = "LAKEHOUSE_WARM_DBT"  # off: this command runs in its own process
+# reuse/plan.py's `env_switch` words for off; the command's set-up refuses any other value but
+# on's, which this module (before any package of ours loads) cannot.
+_OFF = ("0", "false", "off", "no")
 DIR_VARIABLE = "LAKEHOUSE_WARM_DBT_DIR"
 ZYGOTE_MARK = "LAKEHOUSE_WARM_DBT_ZYGOTE"  # in a zygote's environment, whose imports skip this
 PROTOCOL = 1
@@ -103,7 +106,7 @@ def serve_or_return(argv: list[str]) -> None:
     """Exit with the status of this command run by a warm zygote, or return for it to run here
     (and a zygote to start when it exits)."""
     env = os.environ
-    if env.get(SWITCH, "").lower() == "off" or ZYGOTE_MARK in env or not hasattr(os, "fork"):
+    if env.get(SWITCH, "").strip().lower() in _OFF or ZYGOTE_MARK in env or not hasattr(os, "fork"):
         return
     cwd = os.getcwd()
     key = zygote_key(env, cwd, sys.path)
