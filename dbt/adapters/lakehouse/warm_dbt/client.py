@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 SWITCH = "LAKEHOUSE_WARM_DBT"  # off: this command runs in its own process
 # reuse/plan.py's `env_switch` words for off; the command's set-up refuses any other value but
@@ -108,33 +109,47 @@ def serve_or_return(argv: list[str]) -> None:
     env = os.environ
     if env.get(SWITCH, "").strip().lower() in _OFF or ZYGOTE_MARK in env or not hasattr(os, "fork"):
         return
-    cwd = os.getcwd()
-    key = zygote_key(env, cwd, sys.path)
-    path = socket_path(env, key)
-    if path is None:
+    try:
+        path, reader, child = _hand_over(argv, env)
+    except (OSError, ValueError):  # no folder to run in, an unreadable answer: it runs here
         return
+    if reader is None:
+        if path is not None:
+            atexit.register(start_zygote, path)
+        return
+    for number in FORWARDED:
+        signal.signal(number, lambda received, _frame: _forward(child, received))
+    try:
+        ended = read_reply(reader)
+    except (OSError, ValueError):
+        ended = {}
+    if "status" not in ended:
+        log = str(path)[:-5] + ".log"
+        os.write(2, f"dbt-lakehouse: the warm dbt running this command stopped ({log})\n".encode())
+        os._exit(1)
+    _exit_as(int(ended["status"]))
+
+
+def _hand_over(argv: list[str], env: Mapping[str, str]) -> tuple[str | None, Any, int]:
+    """(the zygote's socket, the reader of the connection the command's status will come on
+    (one reader: its buffer may hold that status already), the child's pid); no reader when
+    no zygote took the command."""
+    cwd = os.getcwd()
+    path = socket_path(env, zygote_key(env, cwd, sys.path))
+    if path is None:
+        return None, None, 0
     umask = os.umask(0o022)
     os.umask(umask)
     request = {"kind": "run", "argv": argv, "cwd": cwd, "env": dict(env), "umask": umask}
     conn = exchange(path, request, (0, 1, 2))
     if conn is None:
-        atexit.register(start_zygote, path)
-        return
+        return path, None, 0
     reader = conn.makefile("rb")
     first = read_reply(reader)
     if "pid" not in first:  # stale, or a zygote stopping: this process runs it
         conn.close()
-        atexit.register(start_zygote, path)
-        return
-    child = int(first["pid"])
-    for number in FORWARDED:
-        signal.signal(number, lambda received, _frame: _forward(child, received))
-    ended = read_reply(reader)
-    if "status" not in ended:
-        log = path[:-5] + ".log"
-        os.write(2, f"dbt-lakehouse: the warm dbt running this command stopped ({log})\n".encode())
-        os._exit(1)
-    _exit_as(int(ended["status"]))
+        return path, None, 0
+    return path, reader, int(first["pid"])
 
 
 def _forward(child: int, number: int) -> None:
