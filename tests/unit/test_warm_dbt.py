@@ -166,3 +166,19 @@ def test_the_commands_set_up_refuses_a_warm_dbt_value_that_is_not_a_switch() -> 
 
     with pytest.raises(DbtRuntimeError, match="LAKEHOUSE_WARM_DBT='maybe' is not a switch"):
         set_up_command(SimpleNamespace(credentials=None), {client.SWITCH: "maybe"})
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon"])
+def test_the_commands_set_up_refuses_an_idle_time_that_is_not_positive_seconds(
+    value: str,
+) -> None:
+    from types import SimpleNamespace
+
+    from dbt_common.exceptions import DbtRuntimeError
+
+    from dbt.adapters.lakehouse.command_setup import set_up_command
+
+    assert client.idle_seconds({}) == client.DEFAULT_IDLE_SECONDS
+    assert client.idle_seconds({client.IDLE_VARIABLE: " 90 "}) == 90.0
+    with pytest.raises(DbtRuntimeError, match=f"got '{value}'"):
+        set_up_command(SimpleNamespace(credentials=None), {client.IDLE_VARIABLE: value})

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.audit import run as audit
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
@@ -24,6 +25,7 @@ from dbt.adapters.lakehouse.reuse.plan import env_switch
 from dbt.adapters.lakehouse.schema_cache import ENV as SCHEMA_CACHE_ENV
 from dbt.adapters.lakehouse.template_code import install as keep_compiled_templates
 from dbt.adapters.lakehouse.warm_dbt.client import SWITCH as WARM_DBT_ENV
+from dbt.adapters.lakehouse.warm_dbt.client import idle_seconds
 
 logger = AdapterLogger("Lakehouse")
 
@@ -35,6 +37,10 @@ def set_up_command(profile: Any, env: Mapping[str, str]) -> None:
     # Read before the command could refuse a value: with the plugin, in the `dbt` process's start.
     env_switch(env, SCHEMA_CACHE_ENV)
     env_switch(env, WARM_DBT_ENV)
+    try:
+        idle_seconds(env)  # read by the zygote, which cannot refuse it
+    except ValueError as exc:
+        raise DbtRuntimeError(str(exc)) from None
     keep_compiled_templates(cache_dir(env), env)
     mount_source_depots(profile)
     start_engine_early(

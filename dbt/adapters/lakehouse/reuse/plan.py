@@ -15,6 +15,7 @@ from typing import Any
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.mv.state import SQL_CHANGED, RefreshPlan
+from dbt.adapters.lakehouse.warm_dbt.client import OFF_WORDS, ON_WORDS
 
 ENV = "LAKEHOUSE_REUSE"
 # Settings that change what a reused node would leave behind without reaching its query's plan
@@ -32,7 +33,6 @@ SNAPSHOT_SETTINGS = (
     "invalidate_hard_deletes", "snapshot_meta_column_names", "dbt_valid_to_current",
     "format_version", "partition_by", "table_properties",
 )  # fmt: skip
-_ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 _AROUND_QUERY = re.compile(r"\s*<query>\s*")
 
 
@@ -51,11 +51,11 @@ def env_switch(env: Mapping[str, str], name: str) -> bool | None:
     given = (env.get(name) or "").strip().lower()
     if not given:
         return None
-    if given not in _ON + _OFF:
+    if given not in ON_WORDS + OFF_WORDS:
         raise DbtRuntimeError(
             f"{name}={env.get(name)!r} is not a switch. Accepted: on or off (also 1/0, true/false)."
         )
-    return given in _ON
+    return given in ON_WORDS
 
 
 def switch(config_reuse: object, profile_reuse: bool, env: Mapping[str, str]) -> Switch:

@@ -34,9 +34,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 SWITCH = "LAKEHOUSE_WARM_DBT"  # off: this command runs in its own process
-# reuse/plan.py's `env_switch` words for off; the command's set-up refuses any other value but
-# on's, which this module (before any package of ours loads) cannot.
-_OFF = ("0", "false", "off", "no")
+# The words of an on/off variable (reuse/plan.py's `env_switch` reads every switch with them):
+# here, where this module reads its own before any package of ours loads and cannot refuse
+# another value; the command's set-up refuses it.
+ON_WORDS = ("1", "true", "on", "yes")
+OFF_WORDS = ("0", "false", "off", "no")
+IDLE_VARIABLE = "LAKEHOUSE_WARM_DBT_IDLE_SECONDS"
+DEFAULT_IDLE_SECONDS = 15 * 60.0
 DIR_VARIABLE = "LAKEHOUSE_WARM_DBT_DIR"
 ZYGOTE_MARK = "LAKEHOUSE_WARM_DBT_ZYGOTE"  # in a zygote's environment, whose imports skip this
 PROTOCOL = 1
@@ -57,6 +61,24 @@ def user_cache_dir(env: Mapping[str, str]) -> str:
         return os.path.expanduser(env["LAKEHOUSE_CACHE_DIR"])
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "dbt-lakehouse")
+
+
+def idle_seconds(env: Mapping[str, str]) -> float:
+    """How long a zygote waits for a command before it stops (IDLE_VARIABLE); ValueError naming
+    the fix for a value that is not a positive number of seconds."""
+    raw = env.get(IDLE_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ValueError(
+            f"{IDLE_VARIABLE} must be a number of seconds above 0 (how long an unused zygote "
+            f"stays up; default {DEFAULT_IDLE_SECONDS:.0f}); got {raw!r}."
+        )
+    return seconds
 
 
 def zygotes_dir(env: Mapping[str, str]) -> str:
@@ -107,7 +129,11 @@ def serve_or_return(argv: list[str]) -> None:
     """Exit with the status of this command run by a warm zygote, or return for it to run here
     (and a zygote to start when it exits)."""
     env = os.environ
-    if env.get(SWITCH, "").strip().lower() in _OFF or ZYGOTE_MARK in env or not hasattr(os, "fork"):
+    if (
+        env.get(SWITCH, "").strip().lower() in OFF_WORDS
+        or ZYGOTE_MARK in env
+        or not hasattr(os, "fork")
+    ):
         return
     try:
         path, reader, child = _hand_over(argv, env)

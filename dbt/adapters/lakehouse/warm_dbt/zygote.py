@@ -34,8 +34,8 @@ from typing import Any
 
 from dbt.adapters.lakehouse.engine.warm.server import peer_uid
 from dbt.adapters.lakehouse.warm_dbt import serializers
+from dbt.adapters.lakehouse.warm_dbt.client import DEFAULT_IDLE_SECONDS, idle_seconds
 
-IDLE_SECONDS = 15 * 60
 # Imported now because a command would import them: dbt's tasks and its runners' pool.
 _PRELOADED = (
     "dbt.cli.main",
@@ -193,11 +193,12 @@ class Zygote:
             return None
         changed = changed_file(self.stamps)
         if changed is not None or len(fds) != 3:
-            self._reply(conn, {"stale": changed or "no standard streams"})
+            why = f"{changed} changed since it was loaded" if changed else "no standard streams"
+            self._reply(conn, {"stale": why})
             conn.close()
             for fd in fds:
                 os.close(fd)
-            log(f"{changed} changed since it was loaded: stopping")
+            log(f"{why}: stopping")
             return "stop"
         return self._fork(conn, request, fds)
 
@@ -335,7 +336,11 @@ def main(argv: list[str]) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os._exit(0)  # another zygote of this key is starting or serving
-    idle = float(os.environ.get("LAKEHOUSE_WARM_DBT_IDLE_SECONDS") or IDLE_SECONDS)
+    try:
+        idle = idle_seconds(os.environ)
+    except ValueError as exc:  # the commands' set-up refuses it, naming the fix
+        log(f"{exc} Using {DEFAULT_IDLE_SECONDS:.0f}.")
+        idle = DEFAULT_IDLE_SECONDS
     zygote = Zygote(path, idle)
     began = time.monotonic()
     for name in _PRELOADED:
