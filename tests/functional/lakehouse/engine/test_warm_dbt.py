@@ -90,6 +90,17 @@ class Overlay:
     def sockets(self) -> list[str]:
         return client.zygote_sockets(str(self.zygotes))
 
+    def status_once_answering(self, home: Path, count: int, seconds: float = 60.0) -> dict:
+        """`warm-dbt status --json` once `count` zygotes answer it (a zygote started by a
+        command's exit may still be importing dbt), or as it last was."""
+        deadline = time.monotonic() + seconds
+        while True:
+            status = json.loads(self.lakehouse(home, "status", "--json").stdout)
+            answering = [z for z in status["zygotes"] if "pid" in z]
+            if len(answering) >= count or time.monotonic() > deadline:
+                return status
+            time.sleep(0.5)
+
     def wait_for_zygotes(self, count: int, seconds: float = 60.0) -> None:
         """Until `count` zygotes said they listen (each after binding its socket)."""
         deadline = time.monotonic() + seconds
@@ -176,10 +187,9 @@ def test_commands_forked_from_a_zygote_behave_as_their_own_process(
     # Another environment, another zygote: never one made under other variables.
     other = overlay.dbt(project, home, "ls", LH_SOMETHING="1")
     assert other.returncode == 0 and overlay.served("ls") == 1
-    overlay.wait_for_zygotes(2)
-    status = json.loads(overlay.lakehouse(home, "status", "--json").stdout)
-    assert status["on"] and len(status["zygotes"]) == 2
-    assert {z["cwd"] for z in status["zygotes"]} == {str(project)}
+    status = overlay.status_once_answering(home, 2)
+    assert status["on"] and len(status["zygotes"]) == 2, (status, overlay.log_lines())
+    assert {z.get("cwd") for z in status["zygotes"]} == {str(project)}, overlay.log_lines()
 
     # A module the zygotes loaded is edited: the next command runs in its own process.
     overlay.probe.write_text("PROBE = 2  # edited\n")
