@@ -89,6 +89,10 @@ class LakehouseHandle:
         # The node's DESCRIBE results while its materialization keeps them (describe_memo.py).
         self.describe_memo = DescribeMemo()
 
+    def refuses_writes(self, catalog: str) -> bool:
+        """Whether `catalog` is a depot mounted read-only (the cursor refuses its writes)."""
+        return catalog.lower() in {name.lower() for name in self._read_only}
+
     def cursor(self) -> LakehouseCursor:
         return LakehouseCursor(
             self.spark,

@@ -134,7 +134,7 @@ def test_a_java_the_line_cannot_run_on_is_refused_naming_the_fix(
     (jdk / "release").write_text(f'JAVA_VERSION="{version}"\n')
     monkeypatch.setenv("JAVA_HOME", str(jdk))
     monkeypatch.setattr(
-        "dbt.adapters.lakehouse.engine.lifecycle.check_supported", lambda: LINES["4.1"]
+        "dbt.adapters.lakehouse.engine.jars.lines.check_supported", lambda: LINES["4.1"]
     )
     with pytest.raises(EngineSetupError) as caught:
         _Engine()._start(profile_spec(creds(tmp_path), env=jar_env))

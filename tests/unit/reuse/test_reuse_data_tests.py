@@ -14,7 +14,7 @@ from google.protobuf.struct_pb2 import Struct
 from dbt.adapters.lakehouse.exceptions import RelationMissingError
 from dbt.adapters.lakehouse.mv.state import BUILD_PREFIX, UpstreamState, record_properties
 from dbt.adapters.lakehouse.report import summary
-from dbt.adapters.lakehouse.reuse import test_store
+from dbt.adapters.lakehouse.reuse import test_store, test_store_write
 from dbt.adapters.lakehouse.reuse.test_store import Row, Stored
 from dbt.adapters.lakehouse.reuse.tests import (
     NO_RECORD,
@@ -104,7 +104,8 @@ def _row(node: str, failures: int, record: dict[str, str]) -> Row:
 
 def test_rows_are_written_as_literals_and_read_back() -> None:
     record = {"lakehouse.build.sql_hash": "h", "note": "it's a \\ test"}
-    sql = test_store.insert_sql(test_store.store_of("c"), [_row("a", 1, record), _row("b", 0, {})])
+    rows = [_row("a", 1, record), _row("b", 0, {})]
+    sql = test_store_write.insert_sql(test_store.store_of("c"), rows)
     assert sql.startswith("insert into `c`.`lakehouse_system`.`test_results` values ('a', ")
     assert '\'{"lakehouse.build.sql_hash": "h", "note": "it\\\'s a \\\\\\\\ test"}\'' in sql
     assert "timestamp '2026-01-02 03:04:05.678901'" in sql and sql.count("), (") == 1
@@ -120,33 +121,43 @@ def test_rows_are_written_as_literals_and_read_back() -> None:
     )
 
 
-def test_the_store_is_created_on_first_write_and_a_failure_only_warns(
+def test_each_catalog_is_written_once_and_a_failure_only_warns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ran: list[str] = []
-    exists = {"table": False}
+    started: list[tuple[list[str], str, list[str]]] = []
 
-    def execute(sql: str) -> None:
-        ran.append(sql.split(" (")[0][:60])
-        if sql.startswith("create table"):
-            exists["table"] = True
-        if sql.startswith("insert") and not exists["table"]:
-            raise RelationMissingError("no table")
+    def start(statements: list[str], table: str, catalogs: list[str]) -> object:
+        started.append((statements, table, catalogs))
+        return SimpleNamespace()
 
     rows = [
         _row("a", 1, {}),
+        _row("b", 0, {}),
         Row("d", "b", "d.s.b", Stored(0, False, False, {}), "i", dt.datetime.now()),
     ]
-    assert test_store.write(execute, rows) == 2
-    assert [s.split(" ")[0] for s in ran] == ["insert", "create", "create", "insert", "insert"]
+    never = lambda catalog: False  # noqa: E731
+    # "c"'s store was found by the invocation's read; "d"'s was not: made first
+    assert test_store_write.write(start, rows, {"c": 3}, never) == 3
+    kinds = [[s.split(" ")[0] for s in statements] for statements, _, _ in started]
+    assert kinds == [["insert"], ["create", "create", "insert"]]
+    assert started[0][0][0].count("), (") == 1 and started[0][1:] == (
+        "`c`.`lakehouse_system`.`test_results`",
+        ["c"],
+    )
     warned: list[str] = []
-    monkeypatch.setattr(test_store.logger, "warning", warned.append)
+    monkeypatch.setattr(test_store_write.logger, "warning", warned.append)
 
-    def refused(sql: str) -> None:
-        raise RuntimeError("catalog is read-only")
+    def refused(statements: list[str], table: str, catalogs: list[str]) -> object:
+        raise RuntimeError("catalog is gone")
 
-    assert test_store.write(refused, rows) == 0
-    assert len(warned) == 2 and "read-only" in warned[0]
+    assert test_store_write.write(refused, rows, {}, never) == 0
+    assert len(warned) == 2 and "catalog is gone" in warned[0]
+    # A read-only depot is not written; under Spark Connect nothing starts (None).
+    started.clear()
+    assert test_store_write.write(start, rows, {}, lambda catalog: catalog == "d") == 2
+    assert [table for _, table, _ in started] == ["`c`.`lakehouse_system`.`test_results`"]
+    assert test_store_write.write(lambda *_: None, rows, {}, never) == 0
+    test_store._WRITING.clear()
 
 
 def test_the_store_is_read_once_per_invocation_and_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +179,9 @@ def test_the_store_is_read_once_per_invocation_and_catalog(monkeypatch: pytest.M
 
     assert test_store.recorded(missing, "inv2", "c", ("a", "c.s.a")) is None
     test_store.buffer(_row("a", 0, {}))
-    assert len(test_store.end_invocation()) == 1 and test_store.end_invocation() == []
+    # the store "c" was found by inv's read (files not counted without a JVM: 0), not by inv2's
+    assert test_store.end_invocation() == ([_row("a", 0, {})], {"c": 0, "d": 0})
+    assert test_store.end_invocation() == ([], {})
     test_store.recorded(query, "inv", "c", ("a", "c.s.a"))
     assert len(reads) == 3  # forgotten at the invocation's end: read again
     test_store.end_invocation()

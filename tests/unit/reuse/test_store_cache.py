@@ -1,7 +1,8 @@
-"""The test-results store as one process keeps it (reuse/test_store.py): a store still at the
-snapshot this process last read or wrote is not read again; one that moved is; what a write
-added is known without a read; a store past MAX_FILES data files is rewritten to its newest
-rows after a write."""
+"""The test-results store as one process keeps it (reuse/test_store.py, test_store_write.py): a
+store still at the snapshot this process last read or wrote is not read again; one that moved
+is; what a write added is known without a read, once the write (not waited for) is done; a
+failed write is said at the next read; a store the write takes past MAX_FILES data files is
+rewritten to its newest rows; a store not there yet is made by the write."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.reuse import test_store
+from dbt.adapters.lakehouse.reuse import test_store, test_store_write
 from dbt.adapters.lakehouse.reuse.test_store import Row, Stored
 
 
@@ -36,14 +37,46 @@ class Store:
         self.snapshot += 1
         self.files = 1 if sql.startswith("insert overwrite") else self.files + 1
 
+    def start(self, statements: list[str], table: str, catalogs: list[str]) -> Writing:
+        """What engine/later.py does, here at once: the statements run, the state read."""
+        assert table == test_store.store_of("c").sql_name and catalogs == ["c"]
+        if self.failure:
+            return Writing(None, self.failure)
+        for statement in statements:
+            self.execute(statement)
+        return Writing((self.snapshot, self.files), None)
+
+    failure: str | None = None
+
+
+class Writing:
+    def __init__(self, state: tuple[int, int] | None, failure: str | None) -> None:
+        self._state, self._failure = state, failure
+
+    def wait(self, seconds: float) -> bool:
+        return True
+
+    def state(self) -> tuple[int, int] | None:
+        return self._state
+
+    def failure(self) -> str | None:
+        return self._failure
+
+
+def _write(store: Store, rows: list[Row]) -> int:
+    _, found = test_store.end_invocation()
+    return test_store_write.write(store.start, rows, found, lambda catalog: False)
+
 
 @pytest.fixture
 def store() -> Iterator[Store]:
     test_store.end_invocation()
     test_store._KNOWN.clear()
+    test_store._WRITING.clear()
     yield Store()
     test_store.end_invocation()
     test_store._KNOWN.clear()
+    test_store._WRITING.clear()
 
 
 def _row(node: str, failures: int) -> Row:
@@ -69,19 +102,34 @@ def test_an_unmoved_store_is_not_read_again(store: Store) -> None:
 
 def test_what_a_write_added_is_known_without_a_read(store: Store) -> None:
     test_store.recorded(store.query, "inv-1", "c", ("a", "c.s.a"), store.state)
-    assert test_store.write(store.execute, [_row("b", 1)], store.state) == 1
-    test_store.end_invocation()
+    assert _write(store, [_row("b", 1)]) == 1
+    assert [s.split(" ")[0] for s in store.statements] == ["insert"]  # the store was found
     found = test_store.recorded(store.query, "inv-2", "c", ("b", "c.s.b"), store.state)
     assert found == Stored(1, False, False, {}) and len(store.reads) == 1
     assert test_store.recorded(store.query, "inv-2", "c", ("a", "c.s.a")) is not None
 
 
+def test_a_failed_write_is_said_at_the_next_read_and_its_rows_are_not_known(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warned: list[str] = []
+    monkeypatch.setattr(test_store.logger, "warning", warned.append)
+    test_store.recorded(store.query, "inv-1", "c", ("a", "c.s.a"), store.state)
+    store.failure = "CommitFailedException: the catalog refused"
+    assert _write(store, [_row("b", 1)]) == 1  # started
+    assert test_store.recorded(store.query, "inv-2", "c", ("b", "c.s.b"), store.state) is None
+    assert len(warned) == 1 and "the catalog refused" in warned[0]
+    assert "those tests run again" in warned[0]
+
+
 def test_a_store_past_max_files_is_rewritten_to_its_newest_rows(store: Store) -> None:
-    store.files = test_store.MAX_FILES
-    test_store.write(store.execute, [_row("b", 1)], store.state)
+    store.files = test_store_write.MAX_FILES
+    test_store.recorded(store.query, "inv-1", "c", ("a", "c.s.a"), store.state)
+    _write(store, [_row("b", 1)])
     assert store.statements[-1].startswith("insert overwrite") and store.files == 1
     assert "row_number() over (partition by node_id, relation" in store.statements[-1]
-    test_store.write(store.execute, [_row("c", 0)], store.state)
+    test_store.recorded(store.query, "inv-2", "c", ("a", "c.s.a"), store.state)
+    _write(store, [_row("c", 0)])
     assert store.statements[-1].startswith("insert into"), store.statements
 
 
@@ -103,23 +151,20 @@ def test_a_store_not_there_yet_is_looked_for_once_ahead_of_the_tests(store: Stor
     assert store.reads == []
 
 
-def test_a_store_not_there_yet_is_created_ahead_of_the_invocations_end(store: Store) -> None:
+def test_a_store_not_there_yet_is_made_by_the_invocations_write(store: Store) -> None:
     missing = "[SCHEMA_NOT_FOUND] The schema `c`.`lakehouse_system` cannot be found."
-    test_store.prefetch(_Session(missing), "inv", "c", store.execute)
-    test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
-    assert store.statements == test_store.create_sql(test_store.store_of("c"))
-    # A store that cannot be created (a read-only depot) is left to the end's write.
-    test_store.end_invocation()
-
-    def refused(sql: str) -> None:
-        raise RuntimeError("mounted read-only")
-
-    test_store.prefetch(_Session(missing), "inv-2", "c", refused)
-    assert test_store.recorded(store.query, "inv-2", "c", ("a", "c.s.a"), store.state) is None
+    test_store.prefetch(_Session(missing), "inv", "c")
+    assert test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state) is None
+    assert store.statements == []  # nothing made ahead of the tests: on the run's path
+    _write(store, [_row("b", 1)])
+    made = test_store_write.create_sql(test_store.store_of("c"))
+    assert store.statements[:2] == made and store.statements[2].startswith("insert into")
+    # what the new store holds is known: the next invocation reads nothing
+    found = test_store.recorded(store.query, "inv-2", "c", ("b", "c.s.b"), store.state)
+    assert found == Stored(1, False, False, {}) and store.reads == []
 
 
 def test_an_unreadable_store_is_left_to_the_first_test(store: Store) -> None:
-    test_store.prefetch(_Session("Connection refused"), "inv", "c", store.execute)
+    test_store.prefetch(_Session("Connection refused"), "inv", "c")
     found = test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
     assert found == Stored(2, True, False, {}) and len(store.reads) == 1
-    assert store.statements == []  # only a store known to be missing is created

@@ -99,3 +99,35 @@ def log_tail(path: Path, lines: int = 15) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no output captured)"
+
+
+def usable_java() -> str:
+    """The `java` Spark starts with, refused (naming the fix) when missing or of a version the
+    engine's Spark line does not run on."""
+    from dbt.adapters.lakehouse.engine.jars.lines import check_supported
+    from dbt.adapters.lakehouse.exceptions import EngineSetupError
+
+    java = java_executable()
+    if java is None:
+        raise EngineSetupError(
+            "Spark needs Java 17 (11 and 21 work too), and no `java` was found on PATH or "
+            "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
+            "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
+        )
+    line = check_supported()
+    java_version = java_feature_version(java)
+    if java_version is not None and java_version < line.java_min:
+        raise EngineSetupError(
+            f"{line.name} needs Java {line.java_min} or newer, and {java} is Java "
+            f"{java_version}. Fix: point JAVA_HOME at a JDK {line.java_min}+ (Debian/Ubuntu: "
+            "`apt-get install openjdk-17-jre-headless`), or use the Spark 3.5 line "
+            '(`pip install "pyspark==3.5.*"`).'
+        )
+    if java_version is not None and java_version > line.java_max:
+        raise EngineSetupError(
+            f"{line.name} does not start on Java {java_version} ({java}): its Hadoop client "
+            "calls Subject.getSubject, which Java 23 and newer refuse. Fix: point JAVA_HOME "
+            f"at a JDK {line.java_min} to {line.java_max} (17 or 21, the long-term releases; "
+            "Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`)."
+        )
+    return java

@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import class_archive as classarchive
-from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine import later, runtime
 from dbt.adapters.lakehouse.engine.connect import start_connect_session
 from dbt.adapters.lakehouse.engine.jars import cache_dir
-from dbt.adapters.lakehouse.engine.jars.lines import check_supported
 from dbt.adapters.lakehouse.engine.launch import (
     java_executable,
-    java_feature_version,
     launch_settings,
     log_tail,
     spark_log_path,
+    usable_java,
 )
 from dbt.adapters.lakehouse.engine.masters import (
     await_executors,
@@ -55,6 +54,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = AdapterLogger("Lakehouse")
+# How long a JVM of this process waits, before it stops, for the statements it runs after its
+# commands (a few rows of data tests' results: well under a second).
+LATER_SECONDS = 120.0
 
 
 class _Engine:
@@ -155,29 +157,7 @@ class _Engine:
             # No JVM here: the server's driver opens the catalog.
             return start_connect_session(spec)  # type: ignore[no-any-return]
         answer_without_imports()
-        java = java_executable()
-        if java is None:
-            raise EngineSetupError(
-                "Spark needs Java 17 (11 and 21 work too), and no `java` was found on PATH or "
-                "in JAVA_HOME. Fix: install a JDK/JRE (Debian/Ubuntu: `apt-get install "
-                "openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) or set JAVA_HOME."
-            )
-        line = check_supported()
-        java_version = java_feature_version(java)
-        if java_version is not None and java_version < line.java_min:
-            raise EngineSetupError(
-                f"{line.name} needs Java {line.java_min} or newer, and {java} is Java "
-                f"{java_version}. Fix: point JAVA_HOME at a JDK {line.java_min}+ (Debian/Ubuntu: "
-                "`apt-get install openjdk-17-jre-headless`), or use the Spark 3.5 line "
-                '(`pip install "pyspark==3.5.*"`).'
-            )
-        if java_version is not None and java_version > line.java_max:
-            raise EngineSetupError(
-                f"{line.name} does not start on Java {java_version} ({java}): its Hadoop client "
-                "calls Subject.getSubject, which Java 23 and newer refuse. Fix: point JAVA_HOME "
-                f"at a JDK {line.java_min} to {line.java_max} (17 or 21, the long-term releases; "
-                "Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`)."
-            )
+        java = usable_java()
         if not spec.is_local:
             # Before anything starts (the JVM), so a master that does not
             # answer fails at once and the warning shows whatever happens next.
@@ -361,6 +341,8 @@ class _Engine:
         if attachment is not None:
             attachment.detach(_catalog_names(spec))
         else:
+            # what this process left running after its commands (engine/later.py) ends first
+            later.settle(spark, LATER_SECONDS, only_if_started_here=True)
             runtime.stop_session(spark)
 
     def _stop_session(self) -> None:

@@ -124,6 +124,17 @@ def java_class(gateway: Any, name: str) -> Any:
     return JavaClass(name, gateway._gateway_client)
 
 
+def compile_java(jvm: Any, source: str, class_name: str) -> Any:
+    """An instance (no-argument constructor) of `class_name` from `source`, compiled in the
+    driver with Janino (Spark's own compiler: the runtime has no javac). Its loader's parent is
+    the thread's context loader, which sees spark.jars (Iceberg's runtime); py4j's does not."""
+    compiler = java_class(jvm, "org.codehaus.janino.SimpleCompiler")()
+    thread = java_class(jvm, "java.lang.Thread").currentThread()
+    compiler.setParentClassLoader(thread.getContextClassLoader())
+    compiler.cook(source)
+    return compiler.getClassLoader().loadClass(class_name).newInstance()
+
+
 def sql(spark: Any, statement: str, args: dict[str, str] | None = None) -> Any:
     """`spark.sql(statement, args=args)` (`args`: named text parameters). In process, straight to
     the JVM's `sql(text)` or `sql(text, args)`, which makes the parameters' literals there:

@@ -230,8 +230,7 @@ def prefetch_test_results(
     adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
 ) -> None:
     """A command that runs data tests reads their results' store before the first test needs
-    it (and creates it when it is not there yet, through the cursor, which refuses a read-only
-    depot); one that selected none (`build --resource-type model`) neither reads nor creates."""
+    it; one that selected none (`build --resource-type model`) does not."""
     from dbt.flags import get_flags
 
     from dbt import selected_resources
@@ -240,12 +239,7 @@ def prefetch_test_results(
         return
     if not any(str(node).startswith("test.") for node in selected_resources.SELECTED_RESOURCES):
         return
-
-    def execute(statement: str) -> None:
-        with adapter.connection_named("lakehouse_test_results_store"):
-            adapter.execute(statement)
-
-    test_store.prefetch(spark, invocation, catalog, execute)
+    test_store.prefetch(spark, invocation, catalog)
 
 
 def _first_incremental_run(plan: RefreshPlan) -> RefreshPlan:

@@ -268,12 +268,8 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
 def _compile(spark: Any) -> Any:
     jvm = runtime.driver_jvm(spark, "reuse decisions", "")
     try:
-        compiler = runtime.java_class(jvm, "org.codehaus.janino.SimpleCompiler")()
-        # The context loader sees spark.jars (Iceberg's runtime); py4j's own does not.
-        thread = runtime.java_class(jvm, "java.lang.Thread").currentThread()
-        compiler.setParentClassLoader(thread.getContextClassLoader())
-        compiler.cook(_SOURCE % {"max_leaves": MAX_PRUNED_LEAVES, "max_rounds": MAX_PRUNING_ROUNDS})
-        return compiler.getClassLoader().loadClass(_CLASS).newInstance()
+        source = _SOURCE % {"max_leaves": MAX_PRUNED_LEAVES, "max_rounds": MAX_PRUNING_ROUNDS}
+        return runtime.compile_java(jvm, source, _CLASS)
     except Exception as exc:  # another Spark or Iceberg: leaf by leaf through py4j instead
         logger.debug(f"plan facts are asked leaf by leaf: the describer did not compile: {exc}")
         return None

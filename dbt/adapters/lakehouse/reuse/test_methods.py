@@ -1,6 +1,6 @@
 """The adapter's methods for reused data tests (impl.py mixes them in), exposed to the `test`
 materialization (macros/materializations/test.sql) and delegating to reuse/tests.py; and the
-invocation's end, where the results its tests recorded are written (reuse/test_store.py)."""
+invocation's end, where the results its tests recorded are written (reuse/test_store_write.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.reuse import memo, test_store, tests
+from dbt.adapters.lakehouse.engine import later
+from dbt.adapters.lakehouse.reuse import memo, test_store, test_store_write, tests
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -52,21 +53,26 @@ class TestReuseMethods(metaclass=AdapterMeta):
 
     def cleanup_connections(self) -> None:
         """The invocation's end (dbt calls it after the last node): its tests' results are
-        written, one commit per catalog, before the connections go."""
+        written, one commit per catalog, started before the connections go and not waited for
+        (reuse/test_store_write.py)."""
         adapter = cast("LakehouseAdapter", self)
         try:
             memo.save_all()  # the decisions this invocation learnt, for the next one
             tests.forget_pending()
-            rows = test_store.end_invocation()
+            rows, found = test_store.end_invocation()
             if rows:
-                started = time.monotonic()
+                started_at = time.monotonic()
                 with adapter.connection_named("lakehouse_test_results"):
+                    handle = adapter.connections.get_thread_connection().handle
                     with adapter._spark_session("record test results") as spark:
-                        state = test_store.jvm_state(spark)
-                    written = test_store.write(adapter.execute, rows, state)
+
+                        def start(statements: list[str], table: str, catalogs: list[str]) -> Any:
+                            return later.run_later(spark, statements, table, catalogs)
+
+                        started = test_store_write.write(start, rows, found, handle.refuses_writes)
                 logger.debug(
-                    f"recorded {written} of {len(rows)} test result(s) in "
-                    f"{time.monotonic() - started:.2f}s"
+                    f"recording {started} of {len(rows)} test result(s): started in "
+                    f"{time.monotonic() - started_at:.2f}s, not waited for"
                 )
         finally:
             super().cleanup_connections()  # type: ignore[misc]

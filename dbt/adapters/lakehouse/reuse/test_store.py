@@ -9,16 +9,15 @@ query, its settings, each input's `main` snapshot and columns) equals what the t
 now, so which of two concurrent rows wins never decides correctness.
 
 Read once per invocation per catalog (the first test that asks reads, the others wait and take
-the cached rows); written once per invocation per catalog, at its end (the adapter's
-`cleanup_connections`, which dbt calls after the last node), in one INSERT: one commit. A
-store not there yet is created by the read ahead of the tests (prefetch), off the run's path.
+the cached rows); written once per invocation per catalog, at its end, in one INSERT: one
+commit, started and not waited for (reuse/test_store_write.py). A read first waits for such a
+write still running (the previous command's, on a warm engine), so it sees what that wrote.
 
 The read is a scan (a Spark job: 0.3 s to several seconds on a loaded 2-core machine, on the
 path of every build that runs tests). The process keeps the rows it last
 read or wrote with the store's `main` snapshot then (`_KNOWN`); a read whose store is still at
 that snapshot (one py4j metadata load says so) takes them without a job. Rows older than the
-newest are never unsafe, as above: they only cost a test's run. The store is kept small: a
-write that leaves it with more than MAX_FILES data files rewrites it to its newest row per key.
+newest are never unsafe, as above: they only cost a test's run.
 """
 
 from __future__ import annotations
@@ -29,13 +28,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
-from dbt.adapters.lakehouse.iceberg.table_name import TableName, quote, string_literal
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
 
 logger = AdapterLogger("Lakehouse")
 
@@ -54,13 +53,12 @@ COLUMNS = (
 )
 
 Query = Callable[[str], Sequence[Sequence[Any]]]
-Execute = Callable[[str], Any]
 # A store's `main` now: (snapshot id, data files), or None where it cannot be read cheaply
 # (no store yet, Spark Connect's client without a JVM).
 StoreState = Callable[[TableName], "tuple[int, int] | None"]
-# Data files past which a write rewrites the store to its newest row per key (each write
-# appends a file or two, each read scans them all).
-MAX_FILES = 64
+# How long a read of the store waits for a write still running (an earlier command's, on a warm
+# engine) before it reads without those rows: their tests then run again.
+SETTLE_SECONDS = 60.0
 
 
 def store_of(catalog: str) -> TableName:
@@ -97,46 +95,6 @@ def read_sql(table: TableName) -> str:
         "select node_id, relation, failures, should_warn, should_error, record, recorded_at"
         f" from {table.sql_name}"
     )
-
-
-def compact_sql(table: TableName) -> str:
-    """The store rewritten to its newest row per key (one commit; a concurrent append it
-    drops only costs that test a run)."""
-    newest = (
-        "select * from (select *, row_number() over (partition by node_id, relation order by"
-        f" recorded_at desc) as newest from {table.sql_name}) where newest = 1"
-    )
-    columns = ", ".join(quote(name) for name, _, _ in COLUMNS)
-    return f"insert overwrite {table.sql_name} select {columns} from ({newest})"
-
-
-def create_sql(table: TableName) -> list[str]:
-    columns = ", ".join(f"{quote(n)} {t} comment {string_literal(c)}" for n, t, c in COLUMNS)
-    return [
-        f"create namespace if not exists {quote(table.catalog)}.{quote(table.namespace)}",
-        f"create table if not exists {table.sql_name} ({columns}) using iceberg",
-    ]
-
-
-def insert_sql(table: TableName, rows: Iterable[Row]) -> str:
-    def values(row: Row) -> str:
-        stamp = row.recorded_at.strftime("%Y-%m-%d %H:%M:%S.%f")
-        return "({})".format(
-            ", ".join(
-                (
-                    string_literal(row.node_id),
-                    string_literal(row.relation),
-                    f"cast({int(row.stored.failures)} as bigint)",
-                    "true" if row.stored.should_warn else "false",
-                    "true" if row.stored.should_error else "false",
-                    string_literal(json.dumps(dict(row.stored.record), sort_keys=True)),
-                    string_literal(row.invocation_id),
-                    f"timestamp {string_literal(stamp)}",
-                )
-            )
-        )
-
-    return f"insert into {table.sql_name} values " + ", ".join(values(r) for r in rows)
 
 
 def parse_rows(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str], Stored]:
@@ -183,9 +141,13 @@ def jvm_state(spark: Any) -> StoreState | None:
         return None
 
     def state(table: TableName) -> tuple[int, int] | None:
+        from dbt.adapters.lakehouse.engine import later
         from dbt.adapters.lakehouse.iceberg import java
 
         try:
+            # an earlier command's write still running (a warm engine): what it wrote counts
+            if later.settle(spark, SETTLE_SECONDS):
+                logger.debug(f"waited for the test results an earlier run was writing to {table}")
             snapshot = java.bridge(spark, "test results", "").load(spark, table.sql_name)
             snapshot = snapshot.currentSnapshot()
         except Exception:  # no store yet, or unreadable: the read says which
@@ -204,6 +166,7 @@ def _state_now(catalog: str, state: StoreState | None) -> tuple[int, int] | None
 
 def _unchanged(catalog: str, now: tuple[int, int] | None) -> dict[tuple[str, str], Stored] | None:
     """The rows this process last knew of `catalog`'s store, when it is still at `now`."""
+    _written_known(catalog)
     with _READ_LOCK:
         known = _KNOWN.get(catalog)
     if now is None or known is None or known[0] != now[0]:
@@ -221,21 +184,65 @@ def _know(catalog: str, now: tuple[int, int] | None, rows: dict[tuple[str, str],
             _KNOWN[catalog] = (now[0], rows)
 
 
-def prefetch(spark: Any, invocation: str, catalog: str, execute: Execute | None = None) -> None:
+class Writing(Protocol):
+    """A write started and not waited for (engine/later.py's handle)."""
+
+    def wait(self, seconds: float) -> bool: ...
+    def state(self) -> tuple[int, int] | None: ...
+    def failure(self) -> str | None: ...
+
+
+# catalog -> the write this process started last, and the store's rows once it is done (None:
+# not known, this process had not read the store).
+_WRITING: dict[str, tuple[Writing, dict[tuple[str, str], Stored] | None]] = {}
+# catalog -> the data files of the store this invocation's read found there (0: not counted).
+_FOUND: dict[str, int] = {}
+
+
+def wrote(catalog: str, writing: Writing, rows: dict[tuple[str, str], Stored] | None) -> None:
+    """A write of this process to `catalog`'s store started; `rows`: the store's once done."""
+    with _READ_LOCK:
+        _WRITING[catalog] = (writing, rows)
+        _KNOWN.pop(catalog, None)
+
+
+def _written_known(catalog: str) -> None:
+    """This process's last write to `catalog`'s store, done by now (the state read settled
+    it): its rows known at the snapshot it made, or its failure said."""
+    with _READ_LOCK:
+        writing, rows = _WRITING.pop(catalog, (None, None))
+    if writing is None:
+        return
+    try:
+        done = writing.wait(SETTLE_SECONDS)
+        failure, now = writing.failure(), writing.state()
+    except Exception:  # its engine is gone (the session restarted): nothing to know
+        return
+    if failure is not None:
+        logger.warning(
+            f"Recording the last run's test results in {store_of(catalog)} failed; those tests "
+            f"run again: {failure}"
+        )
+    elif done and now is not None and rows is not None:
+        _know(catalog, now, rows)
+
+
+def _found(catalog: str, now: tuple[int, int] | None) -> None:
+    with _READ_LOCK:
+        _FOUND[catalog] = now[1] if now is not None else 0
+
+
+def prefetch(spark: Any, invocation: str, catalog: str) -> None:
     """Read `catalog`'s store in the background, from the invocation's first node that decides
     (a seed or a model, before any test runs), so no test waits for the read. Its failure only
-    leaves the read to the first test (recorded). A store not there yet is created then, with
-    `execute` (the adapter's statements, on a connection of its own), so the invocation's end
-    only appends to it: creating it there took 0.3 s of the sample's first build."""
+    leaves the read to the first test (recorded). A store not there yet is created by the
+    invocation's end, with its first rows (reuse/test_store_write.py)."""
     key = (invocation, catalog)
     with _READ_LOCK:
         if key in _READ or key in _PREFETCH:
             return
         thread = threading.Thread(
-            target=_prefetched,
-            args=(spark, key, execute),
-            name="lakehouse-test-results",
-            daemon=True,
+            target=_prefetched, args=(spark, key), name="lakehouse-test-results", daemon=True
         )
         # Started before another thread can find it: a test that waits for the read joins it,
         # and a thread not started yet cannot be joined.
@@ -243,7 +250,7 @@ def prefetch(spark: Any, invocation: str, catalog: str, execute: Execute | None 
         _PREFETCH[key] = thread
 
 
-def _prefetched(spark: Any, key: tuple[str, str], execute: Execute | None = None) -> None:
+def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     started = time.monotonic()
     now = _state_now(key[1], jvm_state(spark))
     found = _unchanged(key[1], now)
@@ -254,26 +261,19 @@ def _prefetched(spark: Any, key: tuple[str, str], execute: Execute | None = None
             if engine_error_type(engine_error_text(exc)) not in _MISSING:
                 return  # unreadable: the first test's read (recorded) tries again and says why
             rows = []  # no test recorded in this catalog yet: the tests need not look again
-            if execute is not None:
-                _create(execute, store_of(key[1]))
+            now = None
+        else:
+            _found(key[1], now)
         found = parse_rows(rows)
         _know(key[1], now, found)
+    else:
+        _found(key[1], now)
     logger.debug(
         f"read {len(found)} recorded test result(s) of {key[1]} ahead of its tests in "
         f"{time.monotonic() - started:.2f}s"
     )
     with _READ_LOCK:
         _READ.setdefault(key, found)
-
-
-def _create(execute: Execute, table: TableName) -> None:
-    """The store made empty ahead of the invocation's end. Its failure (a read-only depot, a
-    concurrent run creating it) leaves the creation to that end's write, which says why."""
-    try:
-        for statement in create_sql(table):
-            execute(statement)
-    except Exception as exc:
-        logger.debug(f"creating {table} ahead of the tests' results failed: {exc}")
 
 
 def recorded(
@@ -300,8 +300,12 @@ def recorded(
             now = _state_now(catalog, state)
             rows = _unchanged(catalog, now)
             if rows is None:
-                rows = _read(query, store_of(catalog))
-                _know(catalog, now, rows)
+                rows, present = _read(query, store_of(catalog))
+                if present:
+                    _found(catalog, now)
+                _know(catalog, now if present else None, rows)
+            else:
+                _found(catalog, now)
             with _READ_LOCK:
                 _READ[(invocation, catalog)] = rows
     return rows.get(key)
@@ -310,7 +314,8 @@ def recorded(
 _FIRST_READ = threading.Lock()
 
 
-def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
+def _read(query: Query, table: TableName) -> tuple[dict[tuple[str, str], Stored], bool]:
+    """The store's newest rows, and whether it is there ({} when it cannot be read)."""
     started = time.monotonic()
     try:
         found = parse_rows(query(read_sql(table)))
@@ -318,12 +323,12 @@ def _read(query: Query, table: TableName) -> dict[tuple[str, str], Stored]:
             f"read {len(found)} recorded test result(s) from {table} in "
             f"{time.monotonic() - started:.2f}s"
         )
-        return found
+        return found, True
     except _MISSING:
-        return {}  # no test recorded in this catalog yet
+        return {}, False  # no test recorded in this catalog yet
     except Exception as exc:  # reuse saves time; it never fails a test
         logger.warning(f"Reading the recorded test results in {table} failed; tests run: {exc}")
-        return {}
+        return {}, False
 
 
 def buffer(row: Row) -> None:
@@ -331,9 +336,10 @@ def buffer(row: Row) -> None:
         _BUFFER.append(row)
 
 
-def end_invocation() -> list[Row]:
-    """The buffered rows, taken; this process's reads forgotten (the next invocation reads the
-    store again, other writers' rows included)."""
+def end_invocation() -> tuple[list[Row], dict[str, int]]:
+    """The buffered rows, taken, and the data files of each store this invocation found; this
+    process's reads forgotten (the next invocation reads the store again, other writers' rows
+    included)."""
     with _BUFFER_LOCK:
         rows = list(_BUFFER)
         _BUFFER.clear()
@@ -344,53 +350,13 @@ def end_invocation() -> list[Row]:
         thread.join()
     with _READ_LOCK:
         _READ.clear()
-    return rows
+        found = dict(_FOUND)
+        _FOUND.clear()
+    return rows, found
 
 
-def write(execute: Execute, rows: Sequence[Row], state: StoreState | None = None) -> int:
-    """One INSERT per catalog (the store created on its first write); a store then past
-    MAX_FILES data files rewritten to its newest rows. A failure is a warning: those results
-    are recorded again when their tests next run. Returns the rows written. With `state`, what
-    this process knew of the store, plus these rows, is kept as the store now."""
-    written = 0
-    by_catalog: dict[str, list[Row]] = {}
-    for row in rows:
-        by_catalog.setdefault(row.catalog, []).append(row)
-    for catalog, found in sorted(by_catalog.items()):
-        table = store_of(catalog)
-        with _READ_LOCK:
-            before = _KNOWN.get(catalog)
-        try:
-            try:
-                execute(insert_sql(table, found))
-            except _MISSING:
-                for statement in create_sql(table):
-                    execute(statement)
-                before = (0, {})  # a new store: it holds these rows only
-                execute(insert_sql(table, found))
-        except Exception as exc:
-            logger.warning(f"Recording {len(found)} test result(s) in {table} failed: {exc}")
-            continue
-        written += len(found)
-        now = _state_now(catalog, state)
-        if now is not None and now[1] > MAX_FILES:
-            _compact(execute, table, now[1])
-            now = _state_now(catalog, state)
-        if before is not None:
-            rows_now = dict(before[1])
-            rows_now.update({(r.node_id, r.relation): r.stored for r in found})
-            _know(catalog, now, rows_now)
-    return written
-
-
-def _compact(execute: Execute, table: TableName, files: int) -> None:
-    started = time.monotonic()
-    try:
-        execute(compact_sql(table))
-    except Exception as exc:  # a concurrent writer, say: the next write tries again
-        logger.debug(f"rewriting {table} ({files} data files) failed: {exc}")
-        return
-    logger.debug(
-        f"rewrote {table} ({files} data files) to its newest rows in "
-        f"{time.monotonic() - started:.2f}s"
-    )
+def known_rows(catalog: str) -> dict[tuple[str, str], Stored] | None:
+    """The store's rows as this process last knew them, if it does."""
+    with _READ_LOCK:
+        known = _KNOWN.get(catalog)
+    return None if known is None else dict(known[1])

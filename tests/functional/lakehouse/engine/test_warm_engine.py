@@ -10,6 +10,7 @@ starts none (test_engine_errors.py)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import time
@@ -35,6 +36,9 @@ MODELS = {
     "base.sql": "{{ config(materialized='table') }}\nselect * from range(5)",
     "doubled.sql": "{{ config(materialized='table') }}\nselect id * 2 as id from {{ ref('base') }}",
 }
+TESTS_YML = (
+    "models:\n  - name: doubled\n    columns:\n      - name: id\n        data_tests: [not_null]\n"
+)
 # A statement that runs for minutes unless stopped: the engine is killed under it.
 SLOW_MODEL = (
     "{{ config(materialized='table') }}\n"
@@ -86,7 +90,8 @@ def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     ended, private, shown and stopped by the CLI, and replaced by the next command when its JVM
     (under a running statement, whose command fails in one line) or its supervisor is killed."""
     home = engine_home
-    folder, other = (project(tmp_path / name, {**MODELS, "slow.sql": SLOW_MODEL}) for name in "pq")
+    models = {**MODELS, "slow.sql": SLOW_MODEL, "tests.yml": TESTS_YML}
+    folder, other = (project(tmp_path / name, models) for name in "pq")
     assert dbt(folder, home, "run", "-s", "base").returncode == 0
     [first] = statuses(home)
     assert first["clients"] == [] and first["heap_max_bytes"] <= 1024 * 1048576
@@ -100,6 +105,12 @@ def test_commands_share_one_engine_status_stop_and_a_killed_one_is_replaced(
     assert (again["pid"], again["jvm_pid"]) == (first["pid"], first["jvm_pid"])
     for each in (folder, other):
         assert "| 20 |" in doubled_ids(each, home)
+    # Each build's test result was written after its command exited (engine/later.py); the
+    # next command's read waits for such a write, and so reuses the result.
+    done = dbt(folder, home, "--debug", "build", "--exclude", "slow")
+    assert re.search(r"not_null_doubled_id\.\w+: reused: nothing it reads", output(done)), output(
+        done
+    )[-3000:]
     # A command's exit leaves the engine nothing of it: its last DataFrames and its session
     # would otherwise stay bound in py4j's gateway, plans and rows with them, build after build.
     assert wait_until(lambda: objects_held(home) <= held, 10), (held, objects_held(home))

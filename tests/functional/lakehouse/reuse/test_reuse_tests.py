@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
+from dbt.adapters.lakehouse.engine import later
+from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
 from functional.lakehouse.reuse.test_reuse import ReuseOnProfile
 from functional.lakehouse.shared.tables import table
 
@@ -87,7 +89,9 @@ def store(project) -> str:
 
 def recorded(project, invocation: str | None = None) -> int:
     """The rows recorded for this project's tests (the store is shared by the catalog), or for
-    those of one invocation."""
+    those of one invocation; once the last invocation's write, not waited for, is done."""
+    later.settle(ENGINE.active, 60)
+    assert later.settle(ENGINE.active, 0) == 0, "a write of the test results still runs"
     relation = f"{project.database}.{project.test_schema}%"
     sql = f"select count(*) from {store(project)} where relation like '{relation}'"
     if invocation is not None:
