@@ -104,10 +104,12 @@ def plan_inputs(
     digest, reuse/stand_ins.py)."""
     frame = runtime.sql(spark, sql)
     analyzed = frame._jdf.queryExecution().analyzed()
-    document = analyzed.toJSON()
     # Without stand-ins the driver answers for every leaf at once (reuse/plan_facts.py); a
     # stand-in's part of the plan is told from its JSON, plan by plan.
     facts = None if stand_ins else plan_facts.describe(spark, analyzed)
+    # The analysed plan's JSON only where something reads it: the digest where the driver did
+    # not prune the plan, the stand-ins' cut, the classes where the driver did not name them.
+    document = "" if facts is not None and facts.pruned else analyzed.toJSON()
     metadata: dict[str, str] = {}
     if facts is not None:
         per_plan = [[_leaf_of(fact, metadata) for fact in found] for found in facts.leaves]
@@ -143,7 +145,7 @@ def plan_inputs(
                 leaves.append(str(found))
             else:
                 untracked.append(found or f"reads {_KINDS.get(kind, f'a {kind}')}")
-    classes = set(re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document))
+    classes = set(facts.classes) if facts is not None else set(_classes_of(document))
     varying = classes & _PER_RUN
     varying_below = {name for inputs in below for name in inputs.varying}
     if not deterministic:
@@ -166,6 +168,11 @@ def plan_inputs(
         metadata,
         objects,
     )
+
+
+def _classes_of(document: str) -> list[str]:
+    """The simple names of a plan JSON's tree nodes (its `"class"` fields)."""
+    return re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document)
 
 
 def _cut_stand_ins(

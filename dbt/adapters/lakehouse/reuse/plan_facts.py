@@ -90,6 +90,9 @@ public class PlanFacts {
             resolved(plan, objects, views);
             one.put("objects", new java.util.ArrayList(objects.values()));
             one.put("views", Integer.valueOf(views[0]));
+            java.util.Set classes = new java.util.TreeSet();
+            classNames(plan, classes);
+            one.put("classes", new java.util.ArrayList(classes));
             described.add(one);
         }
         // The plan the digest is taken from (reuse/inputs.py's `pruned_plan`): its leaves' texts
@@ -129,6 +132,29 @@ public class PlanFacts {
         scala.collection.Seq children = plan.children();
         for (int i = 0; i < children.size(); i++) {
             resolved((LogicalPlan) children.apply(i), objects, views);
+        }
+    }
+
+    // The simple class names of the plan's nodes and of every expression in them, as its JSON
+    // names them (`"class"` of each tree node): a subquery's plan is its own plan above.
+    private static void classNames(LogicalPlan plan, java.util.Set names) {
+        java.util.ArrayDeque todo = new java.util.ArrayDeque();
+        todo.add(plan);
+        while (!todo.isEmpty()) {
+            org.apache.spark.sql.catalyst.trees.TreeNode node =
+                (org.apache.spark.sql.catalyst.trees.TreeNode) todo.poll();
+            names.add(node.getClass().getSimpleName());
+            scala.collection.Seq children = node.children();
+            for (int i = 0; i < children.size(); i++) {
+                todo.add(children.apply(i));
+            }
+            if (node instanceof org.apache.spark.sql.catalyst.plans.QueryPlan) {
+                scala.collection.Seq expressions =
+                    ((org.apache.spark.sql.catalyst.plans.QueryPlan) node).expressions();
+                for (int i = 0; i < expressions.size(); i++) {
+                    todo.add(expressions.apply(i));
+                }
+            }
         }
     }
 
@@ -241,6 +267,8 @@ class PlanFacts:
     # and the View nodes they hold (reuse/memo.py remembers a decision only without any).
     objects: tuple[tuple[str, ...], ...] = ()
     views: int = 0
+    # The simple class names of every plan's nodes and expressions (what the plan's JSON names)
+    classes: frozenset[str] = frozenset()
 
 
 _DESCRIBERS: PerContext[Any] = PerContext()
@@ -262,6 +290,7 @@ def describe(spark: Any, analyzed: Any) -> PlanFacts | None:
         (json.loads(leaf_texts), document) if document else None,
         tuple(objects),
         sum(int(p["views"]) for p in plans),
+        frozenset(str(name) for p in plans for name in p["classes"]),
     )
 
 

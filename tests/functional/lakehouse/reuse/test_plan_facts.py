@@ -1,6 +1,7 @@
 """reuse/plan_facts.py: the driver's one-call answer about an analysed plan gives a reuse
 decision the same inputs, refusals, per-run expressions and digest as asking leaf by leaf
-through py4j, and each Iceberg input's metadata as the analysis loaded it; on both paths the
+through py4j, every class the plan's JSON names, and each Iceberg input's metadata as the
+analysis loaded it; on both paths the
 digest leaves out the columns the result does not read (reuse/inputs.py pruned_plan)."""
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def test_one_call_answers_as_py4j_leaf_by_leaf(project, tmp_path, monkeypatch):
         },
     }
     described = {name: inputs.plan_inputs(spark, sql) for name, sql in queries.items()}
+    for name, sql in queries.items():
+        # The classes the driver names (the plan's JSON is not made where it prunes the plan)
+        # are every one that JSON names, subqueries' and lambdas' included.
+        analyzed = spark.sql(sql)._jdf.queryExecution().analyzed()
+        named = plan_facts.describe(spark, analyzed)
+        json_names = set(inputs._classes_of(analyzed.toJSON()))
+        assert named is not None and json_names <= named.classes, (name, json_names)
     facts = plan_facts.describe(
         spark, spark.sql(queries["values"])._jdf.queryExecution().analyzed()
     )
