@@ -341,8 +341,10 @@ class _Engine:
         if attachment is not None:
             attachment.detach(_catalog_names(spec))
         else:
-            # what this process left running after its commands (engine/later.py) ends first
-            later.settle(spark, LATER_SECONDS, only_if_started_here=True)
+            try:  # what this process left running after its commands (engine/later.py) first
+                later.settle(spark, LATER_SECONDS, only_if_started_here=True)
+            except Exception as exc:  # the JVM is gone already: nothing left to wait for
+                logger.debug(f"statements run after the commands not waited for: {exc}")
             runtime.stop_session(spark)
 
     def _stop_session(self) -> None:
