@@ -46,7 +46,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.__version__ import version as adapter_version
 from dbt.adapters.lakehouse.embedded.sqlite_catalog import metadata_locations
-from dbt.adapters.lakehouse.engine.warm.identity import pyspark_version
+from dbt.adapters.lakehouse.engine.jars.lines import pyspark_version
 from dbt.adapters.lakehouse.iceberg.listing import embedded_catalog_in
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.plan import env_switch

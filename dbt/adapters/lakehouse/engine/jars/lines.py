@@ -43,13 +43,20 @@ LINES: dict[str, EngineLine] = {
 
 @cache
 def pyspark_version() -> str:
+    """PySpark's version from its installed metadata ("" without PySpark): importing PySpark
+    to read it costs a tenth of a second, which a command deciding whether to attach to an
+    engine at all does not spend."""
     # Cached: dbt renders `target` (connection_info, whose engine label reads this) for every
     # node and macro context, hundreds of times a build, and each metadata lookup scans
     # site-packages (0.3 ms).
     try:
         return version("pyspark")
-    except PackageNotFoundError:
-        return ""
+    except PackageNotFoundError:  # a source tree on the path, without its metadata
+        try:
+            import pyspark
+        except ImportError:
+            return ""
+        return str(pyspark.__version__)
 
 
 def line_of(pyspark: str) -> EngineLine | None:

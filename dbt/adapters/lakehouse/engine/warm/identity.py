@@ -21,6 +21,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from dbt.adapters.lakehouse.engine.jars.lines import pyspark_version
 from dbt.adapters.lakehouse.engine.spec import EngineSpec
 from dbt.adapters.lakehouse.exceptions import EngineSetupError
 
@@ -169,19 +170,6 @@ def engine_key(
 
 
 @functools.cache
-def pyspark_version() -> str:
-    """PySpark's version from its installed metadata: importing PySpark to read it costs a
-    tenth of a second, which a command deciding whether to attach at all does not spend."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pyspark")
-    except PackageNotFoundError:  # a source tree on the path, without its metadata
-        import pyspark
-
-        return str(pyspark.__version__)
-
-
 def _reaches_hadoop(key: str) -> bool:
     """A catalog's Hadoop setting (`spark.sql.catalog.<c>.hadoop.*`, an s3a endpoint or key):
     Hadoop caches FileSystems JVM-wide by bucket, not by setting, so a session could be handed
