@@ -13,7 +13,6 @@ profile's catalogs would be every later session's defaults.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -169,7 +168,6 @@ def engine_key(
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-@functools.cache
 def _reaches_hadoop(key: str) -> bool:
     """A catalog's Hadoop setting (`spark.sql.catalog.<c>.hadoop.*`, an s3a endpoint or key):
     Hadoop caches FileSystems JVM-wide by bucket, not by setting, so a session could be handed
