@@ -168,9 +168,8 @@ public class Later implements Runnable {
 }
 """
 
-# id(context) -> (context, an instance of the class compiled there)
-_CLASSES: dict[int, tuple[Any, Any]] = {}
-_CLASSES_LOCK = threading.Lock()
+# An instance of the class, compiled once per SparkContext.
+_STARTERS: runtime.PerContext[Any] = runtime.PerContext()
 # Whether this process started any: a JVM of its own waits for them before it stops.
 _STARTED = threading.Event()
 
@@ -199,15 +198,11 @@ class Later:
 
 
 def _starter(spark: Any) -> Any:
-    context = spark.sparkContext
-    with _CLASSES_LOCK:
-        found = _CLASSES.get(id(context))
-        if found is None or found[0] is not context:
-            jvm = runtime.driver_jvm(spark, "statements after a command", "")
-            found = (context, runtime.compile_java(jvm, _SOURCE % {"name": NAME}, _CLASS))
-            _CLASSES.clear()  # a restarted session's context: the old class is of no use
-            _CLASSES[id(context)] = found
-        return found[1]
+    def compiled() -> Any:
+        jvm = runtime.driver_jvm(spark, "statements after a command", "")
+        return runtime.compile_java(jvm, _SOURCE % {"name": NAME}, _CLASS)
+
+    return _STARTERS.get(spark.sparkContext, compiled)
 
 
 def run_later(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
 
@@ -122,6 +123,30 @@ def java_class(gateway: Any, name: str) -> Any:
     from py4j.java_gateway import JavaClass
 
     return JavaClass(name, gateway._gateway_client)
+
+
+T = TypeVar("T")
+
+
+class PerContext(Generic[T]):
+    """One value per SparkContext (a Connect client's session stands for its context), built
+    once under a lock: a restarted session has a new context, and so gets a new value."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: tuple[Any, T] | None = None
+
+    def get(self, context: Any, build: Callable[[], T]) -> T:
+        found = self._held
+        if found is not None and found[0] is context:
+            return found[1]
+        with self._lock:
+            if self._held is None or self._held[0] is not context:
+                self._held = (context, build())
+            return self._held[1]
+
+    def forget(self) -> None:
+        self._held = None
 
 
 def compile_java(jvm: Any, source: str, class_name: str) -> Any:

@@ -7,35 +7,12 @@ and what to do instead (engine.runtime.driver_jvm), so each feature keeps its ow
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.runtime import PerContext
 
 _SPARK3_UTIL = "org.apache.iceberg.spark.Spark3Util"
-T = TypeVar("T")
-
-
-class PerContext(Generic[T]):
-    """One value per SparkContext (a Connect client's session stands for its context), built
-    once under a lock: a restarted session has a new context, and so gets a new value."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._held: tuple[Any, T] | None = None
-
-    def get(self, context: Any, build: Callable[[], T]) -> T:
-        found = self._held
-        if found is not None and found[0] is context:
-            return found[1]
-        with self._lock:
-            if self._held is None or self._held[0] is not context:
-                self._held = (context, build())
-            return self._held[1]
-
-    def forget(self) -> None:
-        self._held = None
 
 
 class _Static:

@@ -142,7 +142,7 @@ _MAP_OF_MOST = 10
 
 
 _MAPS_KEPT = 512
-_REFLECTED: java.PerContext[_Reflected] = java.PerContext()
+_REFLECTED: runtime.PerContext[_Reflected] = runtime.PerContext()
 
 
 def _reflected(spark: Any) -> _Reflected:

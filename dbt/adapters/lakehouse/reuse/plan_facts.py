@@ -22,7 +22,7 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import runtime
-from dbt.adapters.lakehouse.iceberg.java import PerContext
+from dbt.adapters.lakehouse.engine.runtime import PerContext
 
 logger = AdapterLogger("Lakehouse")
 
