@@ -96,11 +96,11 @@ def _create(spark: Any, statement: str) -> tuple[Any, Any] | None:
         _identifier(gateway, target),
         text,
         None if current == target.catalog else current,
-        _strings(gateway, [str(p) for p in manager.currentNamespace()]),
+        runtime.java_strings(gateway, [str(p) for p in manager.currentNamespace()]),
         viewed._jdf.schema(),
-        _strings(gateway, names),
-        _strings(gateway, aliases),
-        _strings(gateway, parsed.comments),
+        runtime.java_strings(gateway, names),
+        runtime.java_strings(gateway, aliases),
+        runtime.java_strings(gateway, parsed.comments),
         _java_map(gateway.jvm, stored),
     )
     logger.debug(f"view {target}: created through its catalog, over this run's stand-ins")
@@ -237,14 +237,7 @@ def _option(value: Any) -> str | None:
 
 def _identifier(gateway: Any, name: TableName) -> Any:
     identifier = runtime.java_class(gateway, "org.apache.spark.sql.connector.catalog.Identifier")
-    return identifier.of(_strings(gateway, [name.namespace]), name.name)
-
-
-def _strings(gateway: Any, values: Sequence[str | None]) -> Any:
-    array = gateway.new_array(runtime.java_class(gateway, "java.lang.String"), len(values))
-    for i, value in enumerate(values):
-        array[i] = value
-    return array
+    return identifier.of(runtime.java_strings(gateway, [name.namespace]), name.name)
 
 
 def _java_map(jvm: Any, values: dict[str, str]) -> Any:

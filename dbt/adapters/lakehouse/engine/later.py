@@ -214,12 +214,10 @@ def run_later(
         return None
     starter = _starter(spark)
     gateway = spark.sparkContext._gateway
-    texts = gateway.new_array(gateway.jvm.java.lang.String, len(statements))
-    for i, statement in enumerate(statements):
-        texts[i] = statement
-    names = gateway.new_array(gateway.jvm.java.lang.String, len(catalogs))
-    for i, catalog in enumerate(catalogs):
-        names[i] = catalog
+    texts, names = (
+        runtime.java_strings(gateway, statements),
+        runtime.java_strings(gateway, catalogs),
+    )
     _STARTED.set()
     return Later(starter.start(spark._jsparkSession, texts, table, names))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
@@ -147,6 +147,14 @@ class PerContext(Generic[T]):
 
     def forget(self) -> None:
         self._held = None
+
+
+def java_strings(gateway: Any, values: Sequence[str | None]) -> Any:
+    """A Java String[] of `values`, for a py4j call that takes one."""
+    array = gateway.new_array(java_class(gateway, "java.lang.String"), len(values))
+    for i, value in enumerate(values):
+        array[i] = value
+    return array
 
 
 def compile_java(jvm: Any, source: str, class_name: str) -> Any:
