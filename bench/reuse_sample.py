@@ -38,6 +38,7 @@ run_results.json (built: any other status, tests included), with the reuse-on si
 and their reuse_reason. The warm engine is stopped at the end.
 
     .venv/bin/python bench/reuse_sample.py --rounds 3
+    .venv/bin/python bench/reuse_sample.py --rounds 7 --cases empty --warm-dbt
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ EDITS = (
 )
 NOTHING, EDIT = "nothing changed", f"{EDITED} edited"
 EMPTY = "first build (empty warehouse)"
+CASES = {"empty": EMPTY, "nothing": NOTHING, "edited": EDIT}  # --cases
 WARM = "(warm dbt)"
 GOALS = {  # shape -> (ours, other, goal) on medians
     # Nothing can be reused yet: what deciding and recording costs (issue 61: <= 3%); against
@@ -184,8 +186,18 @@ def main() -> None:
         "warm dbt is turned on in this venv for the run and off at its end; the other sides "
         "run with LAKEHOUSE_WARM_DBT=off",
     )
+    parser.add_argument(
+        "--cases",
+        default=",".join(CASES),
+        help="the cases to run, comma-separated (default %(default)s): a narrower run "
+        "affords more rounds of the case it measures",
+    )
     add_warm_up_argument(parser)
     args = parser.parse_args()
+    chosen = [c.strip() for c in args.cases.split(",") if c.strip()]
+    if not chosen or set(chosen) - set(CASES):
+        parser.error(f"--cases: one or more of {', '.join(CASES)}")
+    shapes = [CASES[c] for c in chosen]
     work: Path = args.work / "reuse_sample"
     (work / "logs").mkdir(parents=True, exist_ok=True)
     duck_dbt = duckdb_dbt(args.work / "edit_loop", args.duckdb_venv)
@@ -212,16 +224,16 @@ def main() -> None:
     off = Side("reuse off", "off", work, DBT, {**plain, "LAKEHOUSE_REUSE": "off"}, ours)
     duckdb = Side("dbt-duckdb", "duckdb", work, duck_dbt, base, duck, duckdb_project)
     sides = {side.name: side for side in (on, off, duckdb)}
-    goals = {shape: list(rows) for shape, rows in GOALS.items()}
+    goals = {shape: list(rows) for shape, rows in GOALS.items() if shape in shapes}
     if args.warm_dbt:
         for reuse in ("on", "off"):
             env = {**base, "LAKEHOUSE_REUSE": reuse}
             side = Side(f"{reuse} {WARM}", f"{reuse}-warm", work, DBT, env, ours)
             sides[side.name] = side
-        for shape, rows in GOALS.items():
+        for shape in goals:
             goals[shape] += [
                 (f"on {WARM}", f"off {WARM}" if other == "reuse off" else other, goal)
-                for _, other, goal in rows
+                for _, other, goal in GOALS[shape]
             ]
         print(f"warm dbt on for this run: {switch.turn_on()}", file=sys.stderr)
 
@@ -275,33 +287,36 @@ def main() -> None:
             sys.exit(f"no warm engine runs in {home} after the first builds")
         on.check = off.check = watch_engine(home, jvm, engine_rss)
 
-        print(f"{EMPTY}:", file=sys.stderr)
-        alternate(
-            args.rounds,
-            [
-                (series[(EMPTY, n)], step(s, EMPTY, lambda _p, _r, s=s: s.fresh()))
-                for n, s in sides.items()
-            ],
-            rotate=True,
-        )
-        for side in sides.values():
+        if EMPTY in goals:
+            print(f"{EMPTY}:", file=sys.stderr)
+            alternate(
+                args.rounds,
+                [
+                    (series[(EMPTY, n)], step(s, EMPTY, lambda _p, _r, s=s: s.fresh()))
+                    for n, s in sides.items()
+                ],
+                rotate=True,
+            )
+        for side in sides.values() if NOTHING in goals else ():
             for n in range(args.settle_builds):
                 sample = side.run("build", log=f"settle-{n}")
                 said = f"{sample.seconds:.1f}s ({counts(results_of(side.project))})"
                 settled.setdefault(side.name, []).append(said)
-        print(f"{NOTHING}:", file=sys.stderr)
-        nothing = [(series[(NOTHING, n)], step(s, NOTHING)) for n, s in sides.items()]
-        alternate(args.rounds, nothing, rotate=True)
-        print(f"{EDIT}:", file=sys.stderr)
-        alternate(
-            args.rounds,
-            [
-                (series[(EDIT, s.name)], step(s, EDIT, edit_staging))
-                for n, s in sides.items()
-                if n != duckdb.name
-            ],
-            rotate=True,
-        )
+        if NOTHING in goals:
+            print(f"{NOTHING}:", file=sys.stderr)
+            nothing = [(series[(NOTHING, n)], step(s, NOTHING)) for n, s in sides.items()]
+            alternate(args.rounds, nothing, rotate=True)
+        if EDIT in goals:
+            print(f"{EDIT}:", file=sys.stderr)
+            alternate(
+                args.rounds,
+                [
+                    (series[(EDIT, s.name)], step(s, EDIT, edit_staging))
+                    for n, s in sides.items()
+                    if n != duckdb.name
+                ],
+                rotate=True,
+            )
     finally:
         stopped = stop_engines(home)
         print(f"stopped {stopped} warm engine(s)", file=sys.stderr)
@@ -360,7 +375,7 @@ def main() -> None:
         print(f"\nFAILED: nodes not downstream of {EDITED} were built with reuse on:")
         for round_no, nodes in wrong.items():
             print(f"  round {round_no + 1}: {len(nodes)}: {', '.join(nodes)}")
-    else:
+    elif EDIT in goals:
         print(f"\nafter each edit only {EDITED} and its downstream nodes were built")
     if failed or wrong:
         sys.exit(1)
