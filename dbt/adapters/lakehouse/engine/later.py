@@ -101,7 +101,9 @@ public class Later implements Runnable {
     public String failure() { return failure; }
 
     public boolean waitFor(long millis) throws InterruptedException {
-        thread.join(millis);
+        if (millis > 0) {  // join(0) would wait for ever
+            thread.join(millis);
+        }
         return !thread.isAlive();
     }
 

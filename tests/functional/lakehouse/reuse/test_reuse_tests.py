@@ -20,6 +20,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from dbt.adapters.lakehouse.engine import later
 from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
+from dbt.adapters.lakehouse.engine.warm import server
 from functional.lakehouse.reuse.test_reuse import ReuseOnProfile
 from functional.lakehouse.shared.tables import table
 
@@ -200,3 +201,16 @@ class TestReusedDataTests(ReuseOnProfile):
         assert recorded(project, last_invocation(project)) == 0
         relation = f"{project.database}.{project.test_schema}%"
         project.run_sql(f"delete from {store(project)} where relation like '{relation}'")
+
+    def test_5_a_stopping_engine_waits_for_what_commands_left_running(self, project):
+        """A warm engine stopped (`engine stop`, its idle time) right after a command waits for
+        the statements that command left running (engine/later.py) before it stops its
+        SparkContext, which would drop them: the supervisor's own wait, on this JVM."""
+        spark = ENGINE.active
+        # CACHE TABLE runs its query at once: a job of one task that sleeps 3 s.
+        slow = "cache table later_probe as select reflect('java.lang.Thread', 'sleep', 3000L) s"
+        handle = later.run_later(spark, [slow], None, [])
+        assert handle is not None and not handle.wait(0)
+        assert server.settle_later(spark.sparkContext._jvm, 60) == 1
+        assert handle.wait(0) and handle.failure() is None
+        assert server.settle_later(spark.sparkContext._jvm, 60) == 0

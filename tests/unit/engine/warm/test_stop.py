@@ -99,3 +99,11 @@ def test_stop_is_per_home_and_all_reaches_every_home(
     assert engine_cli._stop(argparse.Namespace(all=True)) == 0
     assert capsys.readouterr().out == f"stopped 1 engine(s): {other}\n"
     assert stopped_when(other)
+
+
+def test_the_supervisor_waits_for_the_threads_later_py_names():
+    """server.py, run as a script that cannot import engine/later.py (it loads dbt), names the
+    threads it waits for before stopping the JVM as later.py names them."""
+    from dbt.adapters.lakehouse.engine import later
+
+    assert server.LATER_THREAD == later.NAME

@@ -43,6 +43,24 @@ LOG_FILE = "engine.log"
 # Held exclusively by the live supervisor; a shared probe that succeeds means none runs.
 LIVE_LOCK = "live.lock"
 TICK_SECONDS = 0.5
+# The threads running what a command started and did not wait for (engine/later.py's NAME: this
+# script cannot import that module, which loads dbt; a unit test holds the two equal), waited
+# for before the SparkContext stops under them; within `engine stop`'s 30 s before it kills.
+LATER_THREAD = "lakehouse-later-statements"
+LATER_SECONDS = 20.0
+
+
+def settle_later(jvm: Any, seconds: float) -> int:
+    """Wait up to `seconds` for the JVM's LATER_THREAD threads; how many were running."""
+    deadline = time.monotonic() + seconds
+    running = 0
+    for thread in jvm.java.lang.Thread.getAllStackTraces().keySet().toArray():
+        if thread.getName() == LATER_THREAD and thread.isAlive():
+            running += 1
+            left = int((deadline - time.monotonic()) * 1000)
+            if left > 0:  # join(0) would wait for ever
+                thread.join(left)
+    return running
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
@@ -294,6 +312,10 @@ class Supervisor:
             return
         process = self.gateway.proc
         if process.poll() is None:
+            try:  # the last command's test results, say, whose write it left running
+                settle_later(self.context._jvm, LATER_SECONDS)
+            except Exception:
+                pass
             try:
                 self.context.stop()
             except Exception:
