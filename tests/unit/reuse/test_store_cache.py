@@ -2,7 +2,8 @@
 store still at the snapshot this process last read or wrote is not read again; one that moved
 is; what a write added is known without a read, once the write (not waited for) is done; a
 failed write is said at the next read; a store the write takes past MAX_FILES data files is
-rewritten to its newest rows; a store not there yet is made by the write."""
+rewritten to its newest rows; a store not there yet is made by the write, and one its catalog
+says is absent is not read."""
 
 from __future__ import annotations
 
@@ -168,3 +169,17 @@ def test_an_unreadable_store_is_left_to_the_first_test(store: Store) -> None:
     test_store.prefetch(_Session("Connection refused"), "inv", "c")
     found = test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), store.state)
     assert found == Stored(2, True, False, {}) and len(store.reads) == 1
+
+
+def test_a_store_its_catalog_says_is_absent_is_not_read_and_the_write_makes_it(
+    store: Store,
+) -> None:
+    """No read that fails (its error converted on the way back): the catalog's answer is it."""
+
+    def absent(table: TableName) -> test_store.Absent:
+        return test_store.ABSENT
+
+    assert test_store.recorded(store.query, "inv", "c", ("a", "c.s.a"), absent) is None
+    assert store.reads == []
+    _write(store, [_row("b", 1)])
+    assert store.statements[:2] == test_store_write.create_sql(test_store.store_of("c"))
