@@ -104,9 +104,11 @@ def _create(spark: Any, statement: str) -> tuple[Any, Any] | None:
         _java_map(gateway.jvm, stored),
     )
     logger.debug(f"view {target}: created through its catalog, over this run's stand-ins")
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame
 
-    return frame, spark.createDataFrame([], StructType([]))
+    # No rows, as the statement's: the JVM's own empty frame (a local list of Python's would need
+    # a Python worker to be read back, a process started for nothing).
+    return frame, DataFrame(spark._jsparkSession.emptyDataFrame(), spark)
 
 
 def as_stored(spark: Any, frame: Any, view: TableName) -> Any:
