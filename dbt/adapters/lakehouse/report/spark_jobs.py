@@ -39,7 +39,10 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
     if runtime.is_connect(spark):
         return None
     try:
-        job_ids = list(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+        # The JVM's tracker, asked for the jobs and below for the stages: PySpark's wrapper
+        # would fetch one more of it, and turn each stage's answer into a tuple field by field.
+        tracker = spark.sparkContext._jsc.statusTracker()
+        job_ids = [int(job_id) for job_id in tracker.getJobIdsForGroup(group)]
         store = spark.sparkContext._jsc.sc().statusStore()
     except Exception as exc:  # no status tracker to ask (a stopped context)
         logger.debug(f"no Spark job figures for {group}: {exc}")
@@ -56,7 +59,6 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
         ids = job.stageIds()
         stages.update(int(ids.apply(i)) for i in range(ids.size()))
     millis = 0
-    tracker = spark.sparkContext._jsc.statusTracker()
     for stage in stages:
         # A stage that never ran (skipped) has no attempt to read. The tracker says so with a
         # null; asking the store would raise, and PySpark's conversion of that error on its way
