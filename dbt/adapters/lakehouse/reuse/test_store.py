@@ -182,8 +182,7 @@ def _unchanged(
     when it is not there."""
     _written_known(catalog)
     if isinstance(now, Absent):
-        with _READ_LOCK:
-            _KNOWN.pop(catalog, None)
+        _know(catalog, now, {})  # nothing known of a store not there
         logger.debug(f"no test results recorded in {catalog} yet: {store_of(catalog)} is not there")
         return {}
     with _READ_LOCK:
