@@ -162,7 +162,7 @@ class LakehouseCursor:
         reading = with_checkpoints(statement)
         if reading is not statement:
             runtime.tag_thread(self._spark, self._job_group, self._job_description)
-            compute_read(reading, node=self._node)
+            compute_read(reading, self._spark, node=self._node)
         # Timed for the node's wall-time split (report/statements.py); its rows' fetch too.
         self._clock = StatementClock(self._spark, self._node, target is not None)
         self._analysed: DataFrame | None = None

@@ -153,21 +153,26 @@ def test_the_registry_per_invocation() -> None:
     try:
         assert registry.known_leaves("inv-a") == {V1: {SEED: 4}}
         assert registry.with_checkpoints(statement, "inv-a") is statement
-        made: list[str] = []
+        made: list[tuple[str, str | None, object]] = []
+        session = object()
         registry.record_stand_in(
-            "inv-a", V2, ("cp2", "shape2"), None, Counter({V2: 1}), lambda node: made.append("cp2")
-        )
+            "inv-a", V2, ("cp2", "shape2"), Counter({V2: 1}),
+            lambda node, spark: made.append(("cp2", node, spark)),
+            lambda node, spark: made.append(("shape2", node, spark)),
+        )  # fmt: skip
         registry.record_note("inv-a", "model.p.v2", {"temporary_view": "cp2", "scans": 32})
         assert registry.known_leaves("inv-a") == {V1: {SEED: 4}, V2: {V2: 1}}
         assert registry.with_checkpoints(statement, "inv-a") == f"select * from {V1} join `cp2`"
         shaped = registry.with_checkpoints(statement, "inv-a", shapes=True)
         assert shaped == f"select * from {V1} join `shape2`"
-        # analyses read the shape; the first statement run over the stand-in makes it, once
-        registry.compute_read(shaped, "inv-a")
-        assert made == []
-        registry.compute_read(f"select * from {V1} join `cp2`", "inv-a")
-        registry.compute_read("select * from `cp2`", "inv-a")
-        assert made == ["cp2"]
+        # an analysis over the shape makes the shape, once, in the reader's session, not the
+        # stand-in; the first statement run over the stand-in makes it, once
+        registry.compute_read(shaped, session, "inv-a", "test.p.t")
+        registry.compute_read(shaped, session, "inv-a")
+        assert made == [("shape2", "test.p.t", session)]
+        registry.compute_read(f"select * from {V1} join `cp2`", session, "inv-a", "model.p.m")
+        registry.compute_read("select * from `cp2`", session, "inv-a")
+        assert made[1:] == [("cp2", "model.p.m", session)]
         # Another invocation in the same process reads the views themselves.
         assert registry.with_checkpoints(statement, "inv-b") is statement
         assert registry.take_note("inv-a", "model.p.v2") == {

@@ -80,16 +80,14 @@ def test_a_views_frame_is_for_its_stand_in_across_its_statement() -> None:
     session, frame = object(), object()
     prepared.keep_for_stand_in(session, QUERY, frame)
     assert prepared.take(session, QUERY) is None  # a statement: not its slot
-    assert prepared.take_for_stand_in(session, f"  {QUERY}\n") is frame
-    assert prepared.take_for_stand_in(session, QUERY) is None  # once
+    assert prepared.take_stand_in_frame(f"  {QUERY}\n") == (session, frame)
+    assert prepared.take_stand_in_frame(QUERY) is None  # once
     prepared.keep_for_stand_in(session, QUERY, frame)
-    assert prepared.take_for_stand_in(session, QUERY.replace("'a  b'", "'a b'")) is None
-    assert prepared.take_for_stand_in(session, QUERY) is None  # emptied by the miss
-    prepared.keep_for_stand_in(session, QUERY, frame)
-    assert prepared.take_for_stand_in(object(), QUERY) is None
+    assert prepared.take_stand_in_frame(QUERY.replace("'a  b'", "'a b'")) is None
+    assert prepared.take_stand_in_frame(QUERY) is None  # emptied by the miss
     prepared.keep_for_stand_in(session, QUERY, frame)
     prepared.forget_stand_in()
-    assert prepared.take_for_stand_in(session, QUERY) is None
+    assert prepared.take_stand_in_frame(QUERY) is None
 
 
 def test_a_tables_frame_is_for_its_create_table_right_after() -> None:

@@ -68,24 +68,23 @@ def after_view(
     shape = temp_view_name(name, invocation, "shape")
     node = model["unique_id"]
     over_shapes = registry.with_checkpoints(sql, invocation, shapes=True)
-    with adapter._spark_session(f"stand in for view {name}") as spark:
-        # Timed as the node's statements, so its split shows this analysis and planning
-        # (report/statements.py) rather than leaving it in "dbt".
-        clock = StatementClock(spark, node, commits=False)
-        # the view's reuse decision analysed this same text (engine/prepared.py)
-        analysed = prepared.take_for_stand_in(spark, over_shapes)
-        frame = _stand_in(spark, over_shapes, relation, analysed)
-        spark.createDataFrame([], frame.schema).createOrReplaceTempView(shape)
-        clock.ran(frame)
-    # Made over the stand-ins it reads, made first (a temporary view keeps the plan it was
-    # made over): now when the view was built, its readers being built next; when it was
+    # The stand-in reads the stand-ins beneath it, made first (a temporary view keeps the plan
+    # it was made over): now when the view was built, its readers being built next; when it was
     # reused, by the first statement that runs over it (registry.compute_read), in its time,
     # since its readers are likely reused too and a checkpoint nothing reads runs no job.
-    make = functools.partial(_make, spark, invocation, query, relation, temp, checkpoint)
+    make = functools.partial(_make, invocation, query, relation, temp, checkpoint)
     scans = Counter({normalized(name): 1}) if checkpoint else scanned
-    registry.record_stand_in(invocation, name, (temp, shape), spark, scans, make)
-    if not reused:
-        registry.compute_read(f"`{temp}`", invocation, node)
+    kept = prepared.take_stand_in_frame(over_shapes)  # the view's decision's analysis
+    if reused:
+        # Its shape too, by the first analysis over it: a reader whose decision is remembered
+        # (reuse/memo.py) reads neither, and a run of such readers needs no engine for it.
+        make_shape = functools.partial(_make_shape, invocation, over_shapes, relation, shape, kept)
+        registry.record_stand_in(invocation, name, (temp, shape), scans, make, make_shape)
+    else:
+        with adapter._spark_session(f"stand in for view {name}") as spark:
+            _make_shape(invocation, over_shapes, relation, shape, kept, node, spark)
+        registry.record_stand_in(invocation, name, (temp, shape), scans, make, spark=spark)
+        registry.compute_read(f"`{temp}`", spark, invocation, node)
     if not checkpoint:
         logger.debug(f"{name}: this run's later statements read it as {temp}, over checkpoints")
         return
@@ -115,18 +114,40 @@ def _stand_in(spark: Any, query: str, relation: Any, analysed: Any = None) -> An
     return as_stored(spark, frame, TableName.of(relation))
 
 
-def _make(
+def _make_shape(
+    invocation: str,
+    over_shapes: str,
+    relation: Any,
+    shape: str,
+    kept: tuple[Any, Any] | None,
+    node: str | None,
     spark: Any,
+) -> None:
+    """The view's shape, which analyses read: its query over the shapes it reads (made first),
+    with the view's stored columns, as a relation of no rows. `kept`: (the session, the frame)
+    of the view's decision's analysis of that same text. Timed as `node`'s statements, so its
+    split shows this analysis (report/statements.py) rather than leaving it in "dbt"."""
+    registry.compute_read(over_shapes, spark, invocation, node)
+    clock = StatementClock(spark, node, commits=False)
+    analysed = kept[1] if kept is not None and kept[0] is spark else None
+    frame = _stand_in(spark, over_shapes, relation, analysed)
+    runtime.empty_like(spark, frame).createOrReplaceTempView(shape)
+    clock.ran(frame)
+
+
+def _make(
     invocation: str,
     query: str,
     relation: Any,
     temp: str,
     checkpoint: bool,
     node: str | None,
+    spark: Any,
 ) -> None:
-    """The stand-in made by the first statement that runs over it, `node`'s: over the stand-ins
-    it reads, made first; timed as that node's statement (its jobs are that node's)."""
-    registry.compute_read(query, invocation, node)
+    """The stand-in made by the first statement that runs over it, `node`'s, in its session:
+    over the stand-ins it reads, made first; timed as that node's statement (its jobs are that
+    node's)."""
+    registry.compute_read(query, spark, invocation, node)
     clock = StatementClock(spark, node, commits=False)
     frame = _stand_in(spark, query, relation)
     frame.createOrReplaceTempView(temp)

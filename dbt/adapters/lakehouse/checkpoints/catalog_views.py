@@ -29,7 +29,11 @@ from typing import Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.checkpoints.plan import RELATION_NAME, normalized
-from dbt.adapters.lakehouse.checkpoints.registry import names_stand_ins, with_checkpoints
+from dbt.adapters.lakehouse.checkpoints.registry import (
+    compute_read,
+    names_stand_ins,
+    with_checkpoints,
+)
 from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.runtime import make_active, scala_items
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs
@@ -68,6 +72,7 @@ def _create(spark: Any, statement: str) -> tuple[Any, Any] | None:
     query = with_checkpoints(text, shapes=True)  # analysed, never run
     if query is text or names_itself(text, target):
         return None
+    compute_read(query, spark)  # the shapes it reads, made where not yet
     catalog = _iceberg_catalog(spark, target.catalog)
     if catalog is None:
         return None

@@ -36,8 +36,9 @@ class _Run:
     held: dict[str, Any] = field(default_factory=dict)
     # node -> what its response says of its checkpoint
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # stand-in -> what makes it: the first statement running over it runs it
-    pending: dict[str, Callable[[str | None], Any]] = field(default_factory=dict)
+    # stand-in or shape -> what makes it (given the reading node and its session): the first
+    # statement running over it, or analysis reading it, runs it
+    pending: dict[str, Callable[[str | None, Any], Any]] = field(default_factory=dict)
     # stand-in -> held while it is made (making one makes those it reads first, each under
     # its own: acquired down the DAG, never in a circle)
     making: dict[str, threading.Lock] = field(default_factory=dict)
@@ -82,13 +83,16 @@ def record_stand_in(
     invocation_id: str,
     name: str,
     stand_in: tuple[str, str],
-    spark: Any,
     scanned: Leaves,
-    make: Callable[[str | None], Any],
+    make: Callable[[str | None, Any], Any],
+    make_shape: Callable[[str | None, Any], Any] | None = None,
+    spark: Any = None,
 ) -> None:
-    """`stand_in`, (a temporary view of `spark`, its shape), stands in for the view `name` in
-    the run's later statements (the shape in analyses); `make` makes the temporary view when a
-    statement first runs over it, naming its node; a reader scans `scanned` through it."""
+    """`stand_in`, (a temporary view, its shape), stands in for the view `name` in the run's
+    later statements (the shape in analyses); `make` makes the temporary view when a statement
+    first runs over it, `make_shape` the shape when an analysis first reads it (None: `spark`
+    holds it already), each given the reading node and its session; a reader scans `scanned`
+    through it."""
     key = normalized(name)
     temp, shape = stand_in
     with _LOCK:
@@ -96,17 +100,26 @@ def record_stand_in(
         run.leaves[key] = scanned
         run.stand_ins[key] = temp
         run.shapes[key] = shape
-        run.held.update({temp: spark, shape: spark})
         run.pending[temp] = make
+        if make_shape is not None:
+            run.pending[shape] = make_shape
+        else:
+            run.held[shape] = spark
 
 
-def compute_read(statement: str, invocation_id: str | None = None, node: str | None = None) -> None:
-    """Make the stand-ins `statement` (read through them) names that are not made yet, before
-    it runs (timed as `node`'s statements). A checkpoint runs its query's stages when it is
-    made (adaptive execution), so one that no statement runs over costs nothing: a run that
-    reuses every reader of a view runs none of its jobs. Each is made once; a reader
-    waiting for it finds it made (a failed one is tried again by the next reader, which fails
-    with its error)."""
+def compute_read(
+    statement: str,
+    spark: Any,
+    invocation_id: str | None = None,
+    node: str | None = None,
+) -> None:
+    """Make the stand-ins and shapes `statement` (read through them, or analysed over them)
+    names that are not made yet, in `spark`, before it runs (timed as `node`'s statements). A
+    checkpoint runs its query's stages when it is made (adaptive execution), so one that no
+    statement runs over costs nothing: a run that reuses every reader of a view runs none of
+    its jobs, and one that recalls every reader's decision (reuse/memo.py) makes no shape
+    either. Each is made once; a reader waiting for it finds it made (a failed one is tried
+    again by the next reader, which fails with its error)."""
     if not _RUNS:
         return
     with _LOCK:
@@ -120,9 +133,10 @@ def compute_read(statement: str, invocation_id: str | None = None, node: str | N
             with _LOCK:
                 make = run.pending.get(temp)
             if make is not None:  # None: made while this reader waited
-                make(node)
+                make(node, spark)
                 with _LOCK:  # only now: a reader finding it pending waits for it
                     run.pending.pop(temp, None)
+                    run.held[temp] = spark
 
 
 def record_inputs(invocation_id: str, name: str, inputs: Any) -> None:

@@ -69,10 +69,15 @@ def forget_stand_in() -> None:
     _SLOT.stand_in = None
 
 
-def take_for_stand_in(spark: Any, query: str) -> Any | None:
-    """The kept frame when `query` is its text in the same session; the slot is emptied either
-    way (a stand-in made later analyses its own query)."""
-    return _take("stand_in", spark, query, str.strip)
+def take_stand_in_frame(query: str) -> tuple[Any, Any] | None:
+    """(the session, the kept frame) when `query` is its text, for the stand-in, made now or
+    later on another thread (which takes the frame when its session is that one); the slot is
+    emptied either way (a stand-in made otherwise analyses its own query)."""
+    kept = getattr(_SLOT, "stand_in", None)
+    _SLOT.stand_in = None
+    if kept is None or kept[1] != query.strip():
+        return None
+    return kept[0], kept[2]
 
 
 def keep_for_write(spark: Any, statement: str, query: str, frame: Any) -> None:

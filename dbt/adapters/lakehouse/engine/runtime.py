@@ -240,6 +240,17 @@ def compute_once(spark: Any, view_name: str, at_most_partitions: int | None = No
     return rows
 
 
+def empty_like(spark: Any, frame: Any) -> Any:
+    """A relation of no rows with `frame`'s columns (their comments too), made by the JVM: a
+    frame of a Python list would start a Python worker when read."""
+    if is_connect(spark):
+        return spark.createDataFrame([], frame.schema)
+    from pyspark.sql import DataFrame
+
+    rows = spark.sparkContext._gateway.jvm.java.util.ArrayList()
+    return DataFrame(spark._jsparkSession.createDataFrame(rows, frame._jdf.schema()), spark)
+
+
 def dataframe_types() -> tuple[type, ...]:
     """The DataFrame classes a session may hand out (Connect's is not a subclass)."""
     from pyspark.sql import DataFrame

@@ -34,7 +34,7 @@ from dbt.adapters.lakehouse.engine.runtime import scala_items
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse import plan_facts
 from dbt.adapters.lakehouse.reuse.memo import watched_objects
-from dbt.adapters.lakehouse.reuse.stand_ins import cut, stand_ins_read, token
+from dbt.adapters.lakehouse.reuse.stand_ins import cut_stand_ins, stand_ins_read
 
 logger = AdapterLogger("Lakehouse")
 
@@ -74,16 +74,17 @@ class PlanInputs:
     # Each input table's metadata JSON as the analysis loaded it (plan_facts), by its name.
     metadata: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     # Every catalog object the analysis resolved (its tables and the views it inlined), which
-    # a remembered decision watches (reuse/memo.py); None where they cannot all be told: asked
-    # through py4j or over stand-ins, a temporary or session view read, a function or variable
-    # of the session's own (whose definition no catalog object holds).
+    # a remembered decision watches (reuse/memo.py), through a stand-in what its view's
+    # decision watched and the view; None where they cannot all be told: asked through py4j, a
+    # temporary or session view read, a function or variable of the session's own (whose
+    # definition no catalog object holds), a stand-in whose view's decision told none.
     objects: tuple[TableName, ...] | None = field(default=None, compare=False, repr=False)
 
 
 def node_inputs(spark: Any, query: str) -> PlanInputs:
     """The inputs of a node's query: over this run's stand-ins where it reads them and each
     recorded what its view reads (reuse/stand_ins.py), else over the views."""
-    over, stand_ins = stand_ins_read(query)
+    over, stand_ins = stand_ins_read(query, spark)
     if stand_ins:
         try:
             inputs = plan_inputs(spark, over, stand_ins)
@@ -123,8 +124,11 @@ def plan_inputs(
     # which leaves of each plan are a stand-in's, and what the stand-ins read
     inside: list[list[bool] | None] = [None] * len(per_plan)
     below: list[PlanInputs] = []
+    resolved: tuple[list[tuple[str, ...]], int] = ([], 0)
     if stand_ins:
-        document, inside, below = _cut_stand_ins(document, plans, stand_ins)
+        document, inside, below, resolved = cut_stand_ins(document, plans, stand_ins)
+    elif facts is not None:
+        resolved = (list(facts.objects), facts.views)
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
     # Each leaf as the plan's JSON does not say it, in plan order: a table's name (its JSON
@@ -157,7 +161,13 @@ def plan_inputs(
     for inputs in below:
         tables.update((str(t), t) for t in inputs.tables)
         untracked.extend(inputs.untracked)
-    objects = None if stand_ins or facts is None else watched_objects(facts, classes, tables)
+    # what the stand-ins read watched: each one's view and what its decision watched
+    watched_below = [inputs.objects for _, inputs in (stand_ins or {}).values()]
+    objects = (
+        None
+        if facts is None and not stand_ins
+        else watched_objects(*resolved, classes, tables, watched_below)
+    )
     return PlanInputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
@@ -173,24 +183,6 @@ def plan_inputs(
 def _classes_of(document: str) -> list[str]:
     """The simple names of a plan JSON's tree nodes (its `"class"` fields)."""
     return re.findall(r'"class":"[\w.$]*?\.?(\w+)"', document)
-
-
-def _cut_stand_ins(
-    document: str, plans: list[Any], stand_ins: Mapping[str, tuple[str, PlanInputs]]
-) -> tuple[str, list[list[bool] | None], list[PlanInputs]]:
-    """The plan's JSON with each stand-in's part replaced by its view's name and digest; for
-    each plan (the query's, then its subqueries'), which of its leaves were a stand-in's; what
-    the stand-ins found read."""
-    tokens = {t: token(view, inputs.digest) for t, (view, inputs) in stand_ins.items()}
-    tree, own_inside, found = cut(json.loads(document), tokens)
-    inside: list[list[bool] | None] = [own_inside]
-    inside += [cut(json.loads(plan.toJSON()), tokens)[1] for plan in plans[1:]]
-    # as compact as Spark's JSON (the classes are found in it); the plan's columns are
-    # qualified by the stand-ins' names, which are the run's own: the views' instead
-    cut_document = json.dumps(tree, separators=(",", ":"))
-    for temp, (view, _) in stand_ins.items():
-        cut_document = cut_document.replace(temp, view)
-    return cut_document, inside, [stand_ins[t][1] for t in sorted(found)]
 
 
 # A leaf's text with its expression ids left out: two leaves with the same text read the same

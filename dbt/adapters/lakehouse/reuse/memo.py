@@ -15,7 +15,8 @@ without the engine.
 Remembered only where that holds exactly:
 - the node's catalog is the embedded lakehouse's (other catalogs decide through the engine);
 - the analysis named every object it read (reuse/inputs.py `PlanInputs.objects`): no
-  temporary or session view, no function or variable the session defined;
+  temporary or session view, no function or variable the session defined; a view's stand-in
+  (checkpoints/) stands for the view and what the view's own decision watched;
 - no commit to any of them between the decision's first read and its last: their locations
   before the decision began equal those after it ended;
 - the session resolves names as a new session does: no statement of this process changed its
@@ -54,13 +55,13 @@ from dbt.adapters.lakehouse.reuse.session_state import session_as_new
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
-    from dbt.adapters.lakehouse.reuse.plan_facts import PlanFacts
 
 logger = AdapterLogger("Lakehouse")
 
 FILE_NAME = "lakehouse_reuse_memo.json"
-# Bumped when what a decision compares changes: entries of another format are not read.
-FORMAT = 2
+# Bumped when what a decision compares or keeps changes: entries of another format are not
+# read (3: a view's inputs carry what its decision watched, for its stand-in's readers).
+FORMAT = 3
 # `off`: every decision through the engine (for a comparison, or to rule the memo out).
 ENV = "LAKEHOUSE_REUSE_MEMO"
 Locations = Mapping[tuple[str, str], str]  # (namespace, name) -> metadata location
@@ -193,18 +194,28 @@ _SESSION_DEFINED = re.compile(r"UDF|UDAF|UDTF|UserDefined|SQLFunction|Variable")
 
 
 def watched_objects(
-    facts: PlanFacts, classes: set[str], tables: Mapping[str, TableName]
+    resolved: Iterable[Sequence[str]],
+    views: int,
+    classes: set[str],
+    tables: Mapping[str, TableName],
+    below: Iterable[tuple[TableName, ...] | None] = (),
 ) -> tuple[TableName, ...] | None:
-    """The catalog objects an analysed plan resolved (`tables`: its input tables), or None
-    where something it read is no catalog object (reuse/inputs.py)."""
-    if facts.views or any(_SESSION_DEFINED.search(name) for name in classes):
+    """The catalog objects an analysed plan resolved (`resolved`: the qualified names of its
+    aliases; `views`: its View nodes; `tables`: its input tables; `below`: what the stand-ins
+    it read watched, reuse/stand_ins.py), or None where something it read is no catalog object
+    (reuse/inputs.py)."""
+    if views or any(_SESSION_DEFINED.search(name) for name in classes):
         return None
     found = dict(tables)
-    for parts in facts.objects:
+    for parts in resolved:
         if len(parts) < 3:  # a global temporary view (`global_temp.v`), not a catalog's
             return None
         name = TableName(parts[0], ".".join(parts[1:-1]), parts[-1])
         found[str(name)] = name
+    for objects in below:
+        if objects is None:
+            return None
+        found.update((str(name), name) for name in objects)
     return tuple(found[k] for k in sorted(found))
 
 

@@ -19,6 +19,7 @@ told apart.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -28,6 +29,7 @@ from dbt.adapters.lakehouse.checkpoints import registry
 # A plan's JSON: its nodes in pre-order, each with how many children follow it.
 Tree = list[dict[str, Any]]
 _ALIAS = "org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias"
+_VIEW = "org.apache.spark.sql.catalyst.plans.logical.View"
 STAND_IN_CLASS = "lakehouse.StandIn"
 
 
@@ -38,10 +40,10 @@ def remember(view: str, inputs: Any) -> None:
     registry.record_inputs(invocation, view, replace(inputs, frame=None, query=""))
 
 
-def stand_ins_read(query: str) -> tuple[str, dict[str, tuple[str, Any]]]:
-    """The query as this run's statements read it (over the stand-ins), with each stand-in it
-    names -> (its view, what the view recorded); the query itself and nothing when it reads no
-    stand-in or one of them recorded nothing."""
+def stand_ins_read(query: str, spark: Any) -> tuple[str, dict[str, tuple[str, Any]]]:
+    """The query as this run's analyses read it (over the stand-ins' shapes, made in `spark`
+    where not yet), with each shape it names -> (its view, what the view recorded); the query
+    itself and nothing when it reads no stand-in or one of them recorded nothing."""
     invocation = registry.current_invocation()
     rewritten = registry.with_checkpoints(query, invocation, shapes=True)
     if rewritten is query:
@@ -52,7 +54,33 @@ def stand_ins_read(query: str) -> tuple[str, dict[str, tuple[str, Any]]]:
             if inputs is None:
                 return query, {}
             named[temp.lower()] = (view, inputs)
-    return (rewritten, named) if named else (query, {})
+    if not named:
+        return query, {}
+    registry.compute_read(rewritten, spark, invocation)
+    return rewritten, named
+
+
+def cut_stand_ins(
+    document: str, plans: list[Any], stand_ins: Mapping[str, tuple[str, Any]]
+) -> tuple[str, list[list[bool] | None], list[Any], tuple[list[tuple[str, ...]], int]]:
+    """The plan's JSON with each stand-in's part replaced by its view's name and digest; for
+    each plan (the query's, then its subqueries'), which of its leaves were a stand-in's; what
+    the stand-ins found read; the catalog objects the rest resolved and its View nodes."""
+    tokens = {t: token(view, inputs.digest) for t, (view, inputs) in stand_ins.items()}
+    tree, own_inside, found = cut(json.loads(document), tokens)
+    inside: list[list[bool] | None] = [own_inside]
+    trees = [tree]
+    for plan in plans[1:]:
+        subquery, subquery_inside, _ = cut(json.loads(plan.toJSON()), tokens)
+        inside.append(subquery_inside)
+        trees.append(subquery)
+    # as compact as Spark's JSON (the classes are found in it); the plan's columns are
+    # qualified by the stand-ins' names, which are the run's own: the views' instead
+    cut_document = json.dumps(tree, separators=(",", ":"))
+    for temp, (view, _) in stand_ins.items():
+        cut_document = cut_document.replace(temp, view)
+    below = [stand_ins[t][1] for t in sorted(found)]
+    return cut_document, inside, below, resolved_objects(trees)
 
 
 def cut(tree: Tree, tokens: Mapping[str, dict[str, Any]]) -> tuple[Tree, list[bool], set[str]]:
@@ -79,6 +107,34 @@ def cut(tree: Tree, tokens: Mapping[str, dict[str, Any]]) -> tuple[Tree, list[bo
         out.append({key: _cut_nested(value, tokens, found) for key, value in node.items()})
         i += 1
     return out, inside, found
+
+
+def resolved_objects(trees: list[Tree]) -> tuple[list[tuple[str, ...]], int]:
+    """What plan_facts.py's driver tells of an analysed plan, from plans' JSON (each cut of its
+    stand-ins): the qualified names (catalog, namespace..., name) of its aliases, which name the
+    catalog objects the analyzer resolved, and how many View nodes it holds (a temporary
+    view, a session catalog's view), which name none. Spark writes a non-empty qualifier as
+    the text `[a, b]`: a name holding `, ` is split wrongly, then found in no catalog, and the
+    decision is not remembered."""
+    resolved: dict[tuple[str, ...], None] = {}
+    views = 0
+    pending: list[Any] = list(trees)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, list):
+            pending.extend(value)
+            continue
+        if not isinstance(value, dict):
+            continue
+        if value.get("class") == _VIEW:
+            views += 1
+        qualifier = (value.get("identifier") or {}) if value.get("class") == _ALIAS else {}
+        qualifier = qualifier.get("qualifier") if isinstance(qualifier, dict) else None
+        if isinstance(qualifier, str) and qualifier.strip("[]"):
+            parts = qualifier.strip("[]").split(", ")
+            resolved[tuple([*parts, str(value["identifier"].get("name"))])] = None
+        pending.extend(v for v in value.values() if isinstance(v, (list, dict)))
+    return list(resolved), views
 
 
 def subtree_end(tree: Tree, start: int) -> int:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lakehouse.checkpoints.catalog_views import stored_property
-from dbt.adapters.lakehouse.checkpoints.registry import with_checkpoints
+from dbt.adapters.lakehouse.checkpoints.registry import compute_read, with_checkpoints
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -78,13 +79,17 @@ def view_plan(
             return built(invocation, node_id, f"not reusable: {audited}")
         if runtime.is_connect(spark):  # the plan is not readable from a client: columns only
             analysed = with_checkpoints(query, shapes=True)
+            compute_read(analysed, spark)  # the shapes it reads, made where not yet
             frame = spark.sql(analysed)
         else:
             # A test of this view decided in full reads the tests' store: read meanwhile.
             prefetch_test_results(adapter, spark, invocation, target.catalog)
             inputs = node_inputs(spark, query)
+            objects = memo.objects_of((target,), inputs.objects)
+            # a reader of its stand-in watches the view too (its definition may change)
+            inputs = replace(inputs, objects=objects)
             remember(str(relation), inputs)
-            analysed, frame, objects = inputs.query, inputs.frame, inputs.objects
+            analysed, frame = inputs.query, inputs.frame
         # The view's stand-in, made after its statement, reads this same query (no second
         # analysis of a stack of views).
         prepared.keep_for_stand_in(spark, analysed, frame)
@@ -100,7 +105,7 @@ def view_plan(
         reason = "the view already holds this definition"
         record_verdict(invocation, node_id, True, reason)
         if attempt is not None and inputs is not None:
-            attempt.remember(memo.objects_of((target,), objects), reason, inputs=kept(inputs))
+            attempt.remember(objects, reason, inputs=kept(inputs))
         return {"reuse": True, "reason": reason}
     with _LOCK:  # taken by the view's CREATE statement (pending_definition)
         _PENDING[(invocation, node_id)] = definition
@@ -130,19 +135,27 @@ def _recorded(adapter: LakehouseAdapter, target: TableName) -> str | None:
 
 
 def kept(inputs: PlanInputs) -> dict[str, Any]:
-    """What a view's query reads, as its remembered decision keeps it."""
+    """What a view's query reads, as its remembered decision keeps it, with what its decision
+    watched (for its stand-in's readers' decisions to be remembered too)."""
     return {
-        "tables": [[t.catalog, t.namespace, t.name] for t in inputs.tables],
+        "tables": [_parts(t) for t in inputs.tables],
         "untracked": list(inputs.untracked),
         "varying": list(inputs.varying),
         "digest": inputs.digest,
+        "objects": None if inputs.objects is None else [_parts(t) for t in inputs.objects],
     }
 
 
 def restored(inputs: Mapping[str, Any]) -> PlanInputs:
+    objects = inputs.get("objects")  # absent from an entry of an earlier version: unknown
     return PlanInputs(
         tuple(TableName(*t) for t in inputs["tables"]),
         tuple(inputs["untracked"]),
         tuple(inputs["varying"]),
         str(inputs["digest"]),
+        objects=None if objects is None else tuple(TableName(*t) for t in objects),
     )
+
+
+def _parts(name: TableName) -> list[str]:
+    return [name.catalog, name.namespace, name.name]

@@ -1,8 +1,8 @@
 """The dbt project of the reuse property test (test_reuse_history.py) and what a step does to it.
 
 The DAG (17 nodes): the source `events`, written with plain Spark SQL (another engine's commits);
-the seed `kind_labels`; the views `stg_events` (`select *`: a column added upstream redefines it)
-and `big_labels`; the tables `enriched` (partition_by changes), `by_kind`, `threshold` (a var;
+the seed `kind_labels`; the views `stg_events` (`select *`: a column added upstream redefines it;
+checkpointed, so its readers read it through its stand-in) and `big_labels`; the tables `enriched` (partition_by changes), `by_kind`, `threshold` (a var;
 partition_by changes) and `noisy` (rand(): never reusable); three incremental models, `merge`,
 `insert_overwrite` and `delete+insert`; the snapshot `events_snap` (check, hard deletes
 invalidated); five data tests, severity warn so a failing one skips nothing.
@@ -80,7 +80,8 @@ INCREMENTAL_BRANCH = ("inc_merge",)
 # as a miss).
 MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
     "stg_events": (
-        "materialized='view'",
+        # checkpointed: its readers decide over its stand-in, and are remembered through it
+        "materialized='view', checkpoint=true",
         (
             "select * from {{ source('raw', 'events') }}",
             "select * from {{ source('raw', 'events') }} where id % 7 <> 0",

@@ -78,6 +78,14 @@ class TestReuseOverStandIns(ReuseOnProfile):
         # the table's and the test's decisions read the stack through v1's and v2's stand-ins
         assert log.count("inputs read through this run's stand-ins for") >= 2, log[-3000:]
 
+    def test_2_then_every_decision_is_remembered_through_the_stand_ins(self, project):
+        # Each decision over a stand-in watched the view and what the view's decision watched
+        # (reuse/memo.py): the next build recalls them all, none analysed over the stand-ins.
+        found, log = self.build_logged(project)
+        assert {found[n][0] for n in (*VIEWS, "total")} == {REUSED}, found
+        assert log.count("(remembered: every object it reads is unchanged)") == 6, log[-3000:]
+        assert "inputs read through this run's stand-ins" not in log, log[-3000:]
+
     def test_3_a_redefinition_below_the_checkpoint_builds_the_table_not_the_views(self, project):
         write_file(V0 + " where id > 0", project.project_root, "models", "v0.sql")
         found = self.build(project)
