@@ -50,7 +50,7 @@ def node_jobs(spark: Any, group: str) -> JobsDone | None:
     stages: set[int] = set()
     spans: list[Span] = []
     for job_id in job_ids:
-        job = _settled_job(store, job_id)
+        job = _settled_job(tracker, store, job_id)
         if job is None:
             continue
         span = _span(job)
@@ -83,16 +83,17 @@ def _span(job: Any) -> Span | None:
     return start, end
 
 
-def _settled_job(store: Any, job_id: int) -> Any:
+def _settled_job(tracker: Any, store: Any, job_id: int) -> Any:
     """The job as the store has it once its end is recorded; waited for a moment when the
-    listener bus is behind (a loaded machine), else as it is; None when the store lost it."""
-    job = None
+    listener bus is behind (a loaded machine), else as it is; None when the store lost it.
+    The tracker answers null for a job not recorded yet, where the store would raise (an
+    error PySpark converts on its way back, 50-100 ms)."""
     for _ in range(_SETTLE_TRIES):
-        try:
-            job = store.job(job_id)
-        except Exception:  # not recorded yet, or already evicted
-            job = None
-        if job is not None and str(job.status()) != "RUNNING":
-            return job
+        info = tracker.getJobInfo(job_id)
+        if info is not None and str(info.status()) != "RUNNING":
+            break
         time.sleep(_SETTLE_SECONDS)
-    return job
+    try:
+        return store.job(job_id)
+    except Exception:  # never recorded, or already evicted
+        return None
