@@ -2,10 +2,11 @@
 
 The DAG (17 nodes): the source `events`, written with plain Spark SQL (another engine's commits);
 the seed `kind_labels`; the views `stg_events` (`select *`: a column added upstream redefines it;
-checkpointed, so its readers read it through its stand-in) and `big_labels`; the tables `enriched` (partition_by changes), `by_kind`, `threshold` (a var;
-partition_by changes) and `noisy` (rand(): never reusable); three incremental models, `merge`,
-`insert_overwrite` and `delete+insert`; the snapshot `events_snap` (check, hard deletes
-invalidated); five data tests, severity warn so a failing one skips nothing.
+checkpointed, so its readers read it through its stand-in) and `big_labels`; the tables
+`enriched` (partition_by changes), `by_kind`, `threshold` (a var; partition_by changes) and
+`noisy` (rand(): never reusable); three incremental models, `merge`, `insert_overwrite` and
+`delete+insert`; the snapshot `events_snap` (check, hard deletes invalidated); five data tests,
+severity warn so a failing one skips nothing.
 
 Every incremental model is one whose incremental runs must equal a build from scratch: its query
 has no incremental filter and its keys are a fixed set (buckets and days from range(), the seed's
