@@ -93,6 +93,20 @@ class ReuseOnProfile:
         return {"test": {"outputs": {"default": output}, "target": "default"}}
 
 
+class ReuseInASessionOfItsOwn:
+    """The test target with `reuse: true` and a warehouse of its own, so a session of its own:
+    decisions are recalled only in a session no statement of an earlier test in the process
+    changed (reuse/memo.py), as a Python model's does."""
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(
+        self, dbt_profile_target: dict, unique_schema: str, tmp_path_factory
+    ) -> dict:
+        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
+        output["warehouse"] = str(tmp_path_factory.mktemp("warehouse"))
+        return {"test": {"outputs": {"default": output}, "target": "default"}}
+
+
 @pytest.mark.only_profile("local", "s3_rest")
 class TestReusedTables(ReuseOnProfile):
     @pytest.fixture(scope="class")

@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
-from functional.lakehouse.reuse.test_reuse import REUSED, SOURCES_YML, verdicts
+from functional.lakehouse.reuse.test_reuse import (
+    REUSED,
+    SOURCES_YML,
+    ReuseInASessionOfItsOwn,
+    verdicts,
+)
 from functional.lakehouse.shared.tables import rows, table
 
 PEOPLE_CSV = "id,name\n1,Ann\n2,Bo\n"
@@ -44,14 +49,7 @@ def remembered(log: str) -> set[str]:
 
 
 @pytest.mark.only_profile("local")
-class TestRememberedDecisions:
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target, unique_schema, tmp_path_factory):
-        warehouse = str(tmp_path_factory.mktemp("memo_warehouse"))
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        output["warehouse"] = warehouse
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
-
+class TestRememberedDecisions(ReuseInASessionOfItsOwn):
     @pytest.fixture(scope="class")
     def seeds(self):
         return {"people.csv": PEOPLE_CSV}

@@ -12,7 +12,12 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
-from functional.lakehouse.reuse.test_reuse import REUSED, SOURCES_YML, verdicts
+from functional.lakehouse.reuse.test_reuse import (
+    REUSED,
+    SOURCES_YML,
+    ReuseInASessionOfItsOwn,
+    verdicts,
+)
 from functional.lakehouse.shared.tables import rows, table
 
 V0 = "select id, v from {{ source('raw', 'events') }}"
@@ -33,16 +38,7 @@ VIEWS = ("v0", "v1", "v2", "v3")
 
 
 @pytest.mark.only_profile("local")
-class TestReuseOverStandIns:
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target, unique_schema, tmp_path_factory):
-        # A warehouse of its own, so a session of its own: decisions are recalled only in a
-        # session no statement of an earlier test changed (reuse/memo.py).
-        warehouse = str(tmp_path_factory.mktemp("stacked_warehouse"))
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        output["warehouse"] = warehouse
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
-
+class TestReuseOverStandIns(ReuseInASessionOfItsOwn):
     @pytest.fixture(scope="class")
     def models(self):
         return {
