@@ -84,13 +84,18 @@ def assert_rows_equal_queries(project) -> None:
         expect(rows(project, name), compiled_rows(project, name))
 
 
+def reuse_profile(target: dict, schema: str, **settings: str) -> dict:
+    """dbt-tests-adapter's profile: the test target with `reuse: true` (and `settings`)."""
+    output = {**target, "schema": schema, "reuse": True, **settings}
+    return {"test": {"outputs": {"default": output}, "target": "default"}}
+
+
 class ReuseOnProfile:
     """The test target with `reuse: true` (the reuse test classes share it)."""
 
     @pytest.fixture(scope="class")
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
+        return reuse_profile(dbt_profile_target, unique_schema)
 
 
 class ReuseInASessionOfItsOwn:
@@ -102,9 +107,8 @@ class ReuseInASessionOfItsOwn:
     def profiles_config_update(
         self, dbt_profile_target: dict, unique_schema: str, tmp_path_factory
     ) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        output["warehouse"] = str(tmp_path_factory.mktemp("warehouse"))
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
+        warehouse = str(tmp_path_factory.mktemp("warehouse"))
+        return reuse_profile(dbt_profile_target, unique_schema, warehouse=warehouse)
 
 
 @pytest.mark.only_profile("local", "s3_rest")

@@ -61,6 +61,7 @@ from functional.lakehouse.reuse.reuse_history_project import (
     write_project,
 )
 from functional.lakehouse.reuse.reuse_history_steps import generate, initial_state
+from functional.lakehouse.reuse.test_reuse import ReuseOnProfile
 from functional.lakehouse.shared.tables import table
 
 # CI's short history: seed 137's four steps edit an incremental model's SQL, update the source
@@ -77,12 +78,7 @@ def _files(prefix: str) -> dict[str, str]:
 
 
 @pytest.mark.only_profile("local")
-class TestReuseHistory:
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
-        output = {**dbt_profile_target, "schema": unique_schema, "reuse": True}
-        return {"test": {"outputs": {"default": output}, "target": "default"}}
-
+class TestReuseHistory(ReuseOnProfile):
     @pytest.fixture(scope="class")
     def project_config_update(self):
         # Warn, not error: a failing test would skip the models downstream of what it tests.
