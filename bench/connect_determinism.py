@@ -32,7 +32,6 @@ import io
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,8 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from functional.infra.processes import free_port  # noqa: E402
 from harness import VENV_BIN, ours_target, write_profiles  # noqa: E402
 
 TOKEN = "bench-connect-determinism-token"  # noqa: S105 - this run's own server
@@ -130,12 +131,6 @@ def prepare(spark, parquet: Path) -> None:
     for statement in (*SETUP, f"create or replace temporary view pq using parquet "
                       f"options (path '{parquet}')"):  # fmt: skip
         spark.sql(statement)
-
-
-def free_port() -> int:
-    with socket.socket() as probe_socket:
-        probe_socket.bind(("127.0.0.1", 0))
-        return int(probe_socket.getsockname()[1])
 
 
 def main() -> int:

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ import pytest
 import yaml
 
 from functional.infra.depot_service import LocalDepotService
+from functional.infra.processes import free_port
 from functional.infra.servers import RestCatalog, S3Server
 
 S3_REST_DEPOT = "test-s3-rest"  # tests/conftest.py: the s3_rest profile's depot
@@ -270,12 +270,6 @@ def test_a_depots_file_depot_beside_a_served_one(
     assert mount.depot.secrets.apikey.reveal() == world.rest.token  # the run-as apikey
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def fault(world: World) -> Iterator[LocalDepotService]:
     yield world.service
@@ -312,7 +306,7 @@ def test_each_fault_is_one_clear_line(
     fault.fault = service_fault
     fault.delay = 3.0
     env = {**service_env(world), **extra_env}
-    env = {k: v.format(closed=_closed_port()) for k, v in env.items()}
+    env = {k: v.format(closed=free_port()) for k, v in env.items()}
     with pytest.raises(DepotConfigError) as raised:
         resolve_depot(
             depot=f"dataos://{depot}",

@@ -11,7 +11,6 @@ import gc
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -25,6 +24,7 @@ import pytest
 
 from dbt.adapters.lakehouse.engine.launch import process_running
 from dbt.adapters.lakehouse.engine.serve.endpoints import listening
+from functional.infra.processes import free_port
 from functional.lakehouse.shared.warm import BIN, dbt, environment, output, write_project
 
 pytestmark = pytest.mark.only_profile("local", "s3_rest")
@@ -71,12 +71,6 @@ def _process_left_local() -> Iterator[None]:
     # the lock the call holds, and the worker hangs for good (seen in test_connect_refuses_...,
     # 2026-12-04). Collected here, between tests, it closes with no call in flight.
     gc.collect()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -151,7 +145,7 @@ def server(
         f"type: lakehouse\nschema: s\nthreads: 2\n{lakehouse}"
         "spark: {master: 'local[2]', driver_memory: 1g}",
     )
-    running = Server(home, project, _free_port(), _free_port(), storage)
+    running = Server(home, project, free_port(), free_port(), storage)
     started = running.cli(
         "--profiles-dir",
         str(project),
