@@ -24,6 +24,7 @@ from dbt.adapters.lakehouse.command_setup import set_up_command
 from dbt.adapters.lakehouse.credentials import LakehouseCredentials
 from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.connect import interrupt_commit
 from dbt.adapters.lakehouse.engine.diagnosis import (
     engine_error_text,
     engine_error_type,
@@ -107,6 +108,8 @@ class LakehouseHandle:
 
     def cancel(self) -> None:
         runtime.cancel(self.spark, self.job_group)
+        if runtime.is_connect(self.spark):  # a commit runs on a clone of the session
+            interrupt_commit(self.spark, self.job_group)
 
     def compute_view(self, view_name: str) -> None:
         """Compute a temporary view's rows once and point the view at them (runtime.compute_once),

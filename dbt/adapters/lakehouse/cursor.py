@@ -170,8 +170,14 @@ class LakehouseCursor:
             self._df = self._run_with_commit_retries(statement, args, reading)
             self._clock.ran(self._df if self._analysed is None else self._analysed)
             return
-        with commit_lineage(self._spark, self._node, self._tags) as properties:
-            self._df = self._run_with_commit_retries(statement, args, reading)
+        lineage = commit_lineage(self._spark, self._node, self._tags, self._job_group)
+        with lineage as (properties, session):
+            # Under Spark Connect the statement's own clone of the session (iceberg/lineage.py).
+            shared, self._spark = self._spark, session
+            try:
+                self._df = self._run_with_commit_retries(statement, args, reading)
+            finally:
+                self._spark = shared
         self._clock.ran(self._df)
         committed = committed_snapshot(self._spark, target, properties, commit_kind(statement))
         self._clock.checked()

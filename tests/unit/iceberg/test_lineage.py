@@ -111,8 +111,9 @@ def test_lineage_off_never_fails_a_statement() -> None:
 
     # A gateway without pinned threads: properties could reach another thread's commit.
     spark = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=object()))
-    with commit_lineage(spark, "model.p.m") as properties:
+    with commit_lineage(spark, "model.p.m") as (properties, session):
         assert properties is None
+        assert session is spark
     assert committed_snapshot(spark, "c.s.t", {"dbt.invocation_id": "x"}) is None
 
 

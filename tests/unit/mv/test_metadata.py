@@ -91,6 +91,8 @@ def test_metadata_without_refs_or_snapshots() -> None:
 def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     asked: list[str] = []
     rows = {
+        # each metadata file's (snapshot, schema): 33 written under schema 0, then altered
+        "metadata_log_entries": [(11, 0), (33, 0), (33, 1)],
         "refs": [(33,)],
         "snapshots": [
             (11, None, "append", 1795858700000, "{}", None, None),
@@ -110,11 +112,14 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     assert read(table).main == 33 and read(table).main == 33
     assert len(asked) == 1 and "where name = 'main'" in asked[0]
     assert read(table).snapshots[33] == Snapshot(
-        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}, 512, "m"
+        11, "overwrite", 1795858750000, {"lakehouse.mv.refreshed_at": "t"}, 512, "m", 0
     )
     assert read(table).snapshots[11].total_bytes is None
     assert read(table).properties == {"lakehouse.mv.sql_hash": "ab12"}
-    assert len(asked) == 3
+    # the schema now, against the one each snapshot was written under (by id alone)
+    assert read(table).current_schema_id == 1
+    assert read(table).schema_columns == {0: "0", 1: "1"}
+    assert len(asked) == 4
 
 
 def test_rows_another_model_wrote_are_told_from_a_views_build() -> None:

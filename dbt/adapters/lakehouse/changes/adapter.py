@@ -82,9 +82,10 @@ def changes_sql(
     with adapter._spark_session(f"read the changes of {upstream}") as spark:
         if runtime.is_connect(spark):
             raise DbtRuntimeError(
-                f"lakehouse.changes({upstream}) needs the model's commits to record the snapshot "
-                "it consumed, and a Spark Connect session cannot attach that to a commit. Fix: "
-                "run this model with a local or cluster spark.master."
+                f"lakehouse.changes({upstream}) is not available under Spark Connect yet: the "
+                "model's commits must record the snapshot it consumed, which is wired for a "
+                "driver in dbt's process only. Fix: run this model with a local or cluster "
+                "spark.master."
             )
         branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
         off = lineage.lineage_off_reason(spark)

@@ -6,11 +6,21 @@ may set at runtime is sent here: the depot's catalogs with their secrets, the SQ
 the Hadoop settings (a session's SQL conf entries are laid over its Hadoop conf, so `fs.s3a.*`
 reach the file systems its catalogs open). Every catalog is loaded at once, so a server without
 the Iceberg runtime or a rejected token fails the start with the reason, not a later model.
+
+dbt's threads share the session, as they share an in-process one (a SET, a temporary view or a
+checkpoint made on one thread serves the others). A statement that commits runs on a clone of
+it instead (`commit_session`), with its snapshot properties in the clone's SQL conf: Iceberg
+takes a commit's summary entries (commit lineage, a reused node's record) from the session's
+conf, and a conf set for one thread's commit on the shared session could be read by another
+thread's commit running meanwhile.
 """
 
 from __future__ import annotations
 
 import socket
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -144,3 +154,127 @@ def _connect_hint(text: str) -> str:
             "Glue, the JDBC driver for a jdbc catalog)."
         )
     return first
+
+
+# --- a session of its own for each commit ------------------------------------------------------
+_COMMITS = "_lakehouse_commit_sessions"  # on the shared session: its CommitSessions
+
+
+class CommitSessions:
+    """The clones a shared session's committing statements run on (`cloneSession`: the
+    server copies its conf, temporary views and functions, one round trip of about 10 ms):
+    each thread's last clone is kept until its next commit (the statement's result frame is
+    the clone's) and released then, on a thread of its own; every one when the engine stops.
+    Where the client or server cannot clone (PySpark 3.5, a server before Spark 4.1),
+    `cannot_clone` says why, and commits run on the shared session without properties."""
+
+    def __init__(self, shared: Any) -> None:
+        self.shared = shared
+        self.cannot_clone: str | None = None
+        self.last: dict[threading.Thread, Any] = {}
+        # the running commit's clone of each Spark job group (a connection's): cancelled with it
+        self.running: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def clone(self, group: str) -> Any | None:
+        me = threading.current_thread()
+        with self._lock:
+            if self.cannot_clone is not None:
+                return None
+            done = [self.last.pop(t) for t in list(self.last) if t is me or not t.is_alive()]
+        if done:
+            threading.Thread(target=_release, args=(done,), daemon=True).start()
+        try:
+            if not hasattr(self.shared, "cloneSession"):
+                raise RuntimeError(_NO_CLONE_IN_CLIENT)
+            clone = self.shared.cloneSession()
+        except Exception as exc:  # PySpark 3.5's client, a server before Spark 4.1
+            text = str(exc).strip().splitlines()
+            with self._lock:
+                self.cannot_clone = text[0] if text else type(exc).__name__
+            return None
+        # PySpark 4.1's cloneSession skips the constructor, which sets this.
+        clone.release_session_on_close = True
+        with self._lock:
+            self.last[me] = clone
+            self.running[group] = clone
+        return clone
+
+    def finished(self, group: str) -> None:
+        with self._lock:
+            self.running.pop(group, None)
+
+    def interrupt(self, group: str) -> None:
+        with self._lock:
+            clone = self.running.get(group)
+        if clone is not None:
+            clone.interruptTag(group)
+
+    def release_all(self) -> None:
+        with self._lock:
+            clones, self.last = list(self.last.values()), {}
+        _release(clones)
+
+
+def _release(clones: Iterable[Any]) -> None:
+    from dbt.adapters.lakehouse.engine.runtime import stop_session
+
+    for clone in clones:
+        try:
+            stop_session(clone)
+        except Exception as exc:  # the server is gone: nothing held there any more
+            logger.debug(f"a Spark Connect session not released: {exc}")
+
+
+def commit_sessions(shared: Any) -> CommitSessions:
+    """The commit clones of the shared session `shared`."""
+    with _COMMITS_LOCK:
+        found = getattr(shared, _COMMITS, None)
+        if found is None:
+            found = CommitSessions(shared)
+            setattr(shared, _COMMITS, found)
+        return found
+
+
+_COMMITS_LOCK = threading.Lock()
+_NO_CLONE_IN_CLIENT = (
+    "this PySpark's Spark Connect client cannot clone a session (PySpark 4.1 and later can)"
+)
+
+
+@contextmanager
+def commit_session(shared: Any, group: str, conf: Mapping[str, str]) -> Iterator[Any | None]:
+    """A clone of `shared` with `conf` set, for one committing statement of the connection whose
+    Spark job group is `group`; None where sessions cannot be cloned (`cannot_clone`)."""
+    sessions = commit_sessions(shared)
+    clone = sessions.clone(group)
+    if clone is None:
+        yield None
+        return
+    try:
+        set_confs(clone, conf)
+        yield clone
+    finally:
+        sessions.finished(group)
+
+
+def interrupt_commit(shared: Any, group: str) -> None:
+    """Cancel the commit the connection `group` runs on a clone of `shared`, if one runs."""
+    found = getattr(shared, _COMMITS, None)
+    if found is not None:
+        found.interrupt(group)
+
+
+def release_commit_sessions(shared: Any) -> None:
+    """Release the commit clones of `shared` (the engine stops it next)."""
+    found = getattr(shared, _COMMITS, None)
+    if found is not None:
+        found.release_all()
+
+
+def set_confs(session: Any, pairs: Mapping[str, str]) -> None:
+    """Set every pair in one round trip (PySpark's `conf.set` is one a key)."""
+    import pyspark.sql.connect.proto as proto
+
+    kept = [proto.KeyValue(key=key, value=value) for key, value in pairs.items()]
+    session.client.config(proto.ConfigRequest.Operation(set=proto.ConfigRequest.Set(pairs=kept)))

@@ -20,7 +20,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import class_archive as classarchive
 from dbt.adapters.lakehouse.engine import later, runtime
-from dbt.adapters.lakehouse.engine.connect import start_connect_session
+from dbt.adapters.lakehouse.engine.connect import release_commit_sessions, start_connect_session
 from dbt.adapters.lakehouse.engine.jars import cache_dir
 from dbt.adapters.lakehouse.engine.launch import (
     java_executable,
@@ -335,11 +335,15 @@ class _Engine:
             context_class._active_spark_context = None
 
     def _end(self, spark: SparkSession, spec: EngineSpec) -> None:
-        """Stop this process's session: detach from a warm engine (which runs on), or stop the
-        SparkContext of this process's JVM."""
+        """Stop this process's session: detach from a warm engine (which runs on), release a
+        Spark Connect session and its commits' clones, or stop the SparkContext of this
+        process's JVM."""
         attachment, self._attachment = self._attachment, None
         if attachment is not None:
             attachment.detach(_catalog_names(spec))
+        elif spec.is_connect:
+            release_commit_sessions(spark)
+            runtime.stop_session(spark)
         else:
             try:  # what this process left running after its commands (engine/later.py) first
                 later.settle(spark, LATER_SECONDS, only_if_started_here=True)

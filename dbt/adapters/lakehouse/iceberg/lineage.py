@@ -10,6 +10,11 @@ thread that runs the statement: PySpark pins each Python thread to one JVM threa
 threads never see each other's properties. Afterwards `committed_snapshot` reads back the id
 of the snapshot the statement made, for dbt's adapter_response.
 
+Under Spark Connect there is no JVM here: Iceberg's writes also read
+`spark.sql.iceberg.snapshot-property.<key>` from the session's SQL conf, so the statement runs
+on a clone of the session made for it, with those keys set (engine/connect.py): the session
+dbt's threads share never holds one node's entries. No snapshot id is read back there.
+
 Lineage never fails a statement: if the reflection fails (an Iceberg that moved the field),
 the statements run without it, and the reason is logged once.
 """
@@ -25,7 +30,7 @@ from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine import connect, runtime
 from dbt.adapters.lakehouse.iceberg import java
 from dbt.adapters.lakehouse.report import work
 
@@ -41,6 +46,8 @@ NODE_TYPES = frozenset({"model", "seed", "snapshot", "test", "unit_test"})
 WAP_BRANCH_CONF = "spark.wap.branch"
 
 _COMMIT_METADATA = "org.apache.iceberg.spark.CommitMetadata"
+# Iceberg's SparkSQLProperties.SNAPSHOT_PROPERTY_PREFIX: what a session's conf adds to a commit.
+SNAPSHOT_PROPERTY_PREFIX = "spark.sql.iceberg.snapshot-property."
 _COMMIT_PROPERTIES_FIELD = "COMMIT_PROPERTIES"
 
 
@@ -74,6 +81,8 @@ def add_node_entries(invocation_id: str, node: str, entries: Mapping[str, str]) 
 
 def lineage_off_reason(spark: Any) -> str | None:
     """Why this session's commits cannot carry lineage entries, or None when they can."""
+    if runtime.is_connect(spark):
+        return connect.commit_sessions(spark).cannot_clone
     return _reflected(spark).failure
 
 
@@ -146,9 +155,15 @@ _REFLECTED: runtime.PerContext[_Reflected] = runtime.PerContext()
 
 
 def _reflected(spark: Any) -> _Reflected:
-    # A Connect client has no SparkContext; the session stands for it (and is refused below).
-    context = spark if runtime.is_connect(spark) else spark.sparkContext
+    if runtime.is_connect(spark):
+        return _NO_JVM_HERE
+    context = spark.sparkContext
     return _REFLECTED.get(context, lambda: _reflect(spark, context))
+
+
+# A Connect client has no JVM: its lineage is the session conf's (`commit_lineage`), and no
+# snapshot is read back.
+_NO_JVM_HERE = _Reflected(context=None, failure="the Spark driver is the Connect server's")
 
 
 def _reflect(spark: Any, context: Any) -> _Reflected:
@@ -172,38 +187,59 @@ def _reflect(spark: Any, context: Any) -> _Reflected:
     except Exception as exc:
         text = str(getattr(exc, "msg", "") or exc).strip()
         reflected.failure = text.splitlines()[0] if text else repr(exc)
-        logger.warning(
-            "commit lineage is off for this session (snapshots will not carry "
-            f"{INVOCATION_KEY} / {NODE_KEY}): {reflected.failure}"
-        )
+        _warn_off(reflected.failure)
     return reflected
+
+
+def _warn_off(reason: str) -> None:
+    logger.warning(
+        "commit lineage is off for this session (snapshots will not carry "
+        f"{INVOCATION_KEY} / {NODE_KEY}): {reason}"
+    )
 
 
 @contextmanager
 def commit_lineage(
-    spark: Any, connection_name: str | None, tags: str | None = None
-) -> Iterator[dict[str, str] | None]:
+    spark: Any, connection_name: str | None, tags: str | None = None, group: str = ""
+) -> Iterator[tuple[dict[str, str] | None, Any]]:
     """Around one statement run on this thread: its commits carry the invocation and node,
     and the profile's attribution tags (report/tags.py) when it has some.
 
-    Yields the properties set, or None when lineage is off.
+    Yields (the properties set, or None when lineage is off; the session to run the statement
+    on: `spark`, or under Spark Connect a clone of it for the statement, cancelled with the
+    connection's Spark job group `group`).
     """
     from dbt_common.invocation import get_invocation_id
 
-    reflected = _reflected(spark)
-    if reflected.failure is not None:
-        yield None
-        return
     properties = commit_properties(get_invocation_id(), connection_name)
     if tags:
         properties[QUERY_TAGS_KEY] = tags
+    if runtime.is_connect(spark):
+        conf = {SNAPSHOT_PROPERTY_PREFIX + key: value for key, value in properties.items()}
+        with connect.commit_session(spark, group, conf) as clone:
+            if clone is None:
+                _say_off_once(spark, connect.commit_sessions(spark).cannot_clone or "")
+                yield None, spark
+            else:
+                yield properties, clone
+        return
+    reflected = _reflected(spark)
+    if reflected.failure is not None:
+        yield None, spark
+        return
     reflected.thread_local.set(reflected.java_map(properties))
     try:
-        yield properties
+        yield properties, spark
     finally:
         # The JVM thread serves this Python thread's later statements too: a catalog statement
         # run next must not commit under this one's name.
         reflected.thread_local.remove()
+
+
+def _say_off_once(spark: Any, reason: str) -> None:
+    if getattr(spark, "_lakehouse_lineage_off", None) is None:
+        spark._lakehouse_lineage_off = reason
+        _warn_off(f"this Spark Connect session cannot be cloned for a commit ({reason})")
 
 
 def committed_snapshot(

@@ -143,6 +143,7 @@ class SqlMetadata:
             f"to_json(map_filter(summary, (k, v) -> {_ANY_PREFIX})), "
             f"summary['{TOTAL_BYTES}'], summary['{WRITER}'] from {self.table.sql_name}.snapshots"
         )
+        schemas = self._schema_at
         return {
             int(r[0]): Snapshot(
                 int_or_none(r[1]),
@@ -151,9 +152,40 @@ class SqlMetadata:
                 json.loads(r[4] or "{}"),
                 int_or_none(r[5]),
                 _text_or_none(r[6]),
+                schemas.get(int(r[0])),
             )
             for r in rows
         }
+
+    @cached_property
+    def _schema_log(self) -> list[tuple[int | None, int | None]]:
+        """(snapshot, schema) current in each metadata file the table keeps a log of, oldest
+        first (Iceberg keeps `write.metadata.previous-versions-max` of them, 100 by default)."""
+        rows = self.query(
+            "select latest_snapshot_id, latest_schema_id from "
+            f"{self.table.sql_name}.metadata_log_entries order by timestamp"
+        )
+        return [(int_or_none(r[0]), int_or_none(r[1])) for r in rows]
+
+    @cached_property
+    def _schema_at(self) -> Mapping[int, int]:
+        """Each snapshot's schema: the one current in the first metadata file it was current
+        in (the snapshots table has no schema id)."""
+        found: dict[int, int] = {}
+        for snapshot, schema in self._schema_log:
+            if snapshot is not None and schema is not None:
+                found.setdefault(snapshot, schema)
+        return found
+
+    @property
+    def current_schema_id(self) -> int | None:
+        return self._schema_log[-1][1] if self._schema_log else None
+
+    @property
+    def schema_columns(self) -> Mapping[int, str]:
+        """Each schema by its id alone (its columns are not read here): a schema changed since
+        a build counts as its columns altered, a column comment too."""
+        return {schema: str(schema) for _, schema in self._schema_log if schema is not None}
 
     @cached_property
     def properties(self) -> Mapping[str, str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import prepared
+from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -157,8 +157,8 @@ def audited_refusal(spark: Any) -> str | None:
 
 def session_refusal(spark: Any) -> str | None:
     """Why no node is reused in this session (data tests ask it too, reuse/tests.py): an
-    audited run, whose inputs are on its branch, or commits that carry no record (Spark
-    Connect); None when neither."""
+    audited run, whose inputs are on its branch, or commits that carry no record (a Spark
+    Connect session that cannot be cloned); None when neither."""
     audited = audited_refusal(spark)
     if audited:
         return audited
@@ -326,6 +326,8 @@ def tracked_inputs(
 ) -> tuple[PlanInputs, list[UpstreamState]] | str:
     """The query's plan inputs and each input's state now (a model's, a data test's), or why
     they cannot tell whether its rows would be the same (the refusal's words)."""
+    if runtime.is_connect(spark):
+        return CONNECT_QUERIES
     inputs = node_inputs(spark, query)
     if inputs.varying:
         return f"non-deterministic ({', '.join(inputs.varying)})"
@@ -334,6 +336,11 @@ def tracked_inputs(
     if [*inputs.untracked, *untracked]:
         return "; ".join([*inputs.untracked, *untracked])
     return inputs, states
+
+
+# A Connect client reads no analysed plan: what a query reads is not told there yet (a seed's
+# record is its CSV's content, so seeds are reused there; views by their stored definition).
+CONNECT_QUERIES = "under Spark Connect what a query reads is not told yet"
 
 
 def _known_first(read: metadata.Reader, known: Mapping[str, str]) -> metadata.Reader:
