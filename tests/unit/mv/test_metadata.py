@@ -92,7 +92,7 @@ def test_the_metadata_tables_are_read_when_needed_and_once() -> None:
     asked: list[str] = []
     rows = {
         # each metadata file's (snapshot, schema): 33 written under schema 0, then altered
-        "metadata_log_entries": [(11, 0), (33, 0), (33, 1)],
+        "metadata_log_entries": [(33, 1, 3), (11, 0, 1), (33, 0, 2)],
         "refs": [(33,)],
         "snapshots": [
             (11, None, "append", 1795858700000, "{}", None, None),
@@ -172,3 +172,41 @@ def test_a_view_whose_rows_another_model_wrote_is_stale_whatever_its_upstreams_d
     assert (itself.name, itself.fresh, itself.current) == ("c.s.v", False, 3)
     assert "last written by model.p.v, not by a refresh of this view" in itself.note
     assert (orders.name, orders.fresh) == ("c.s.u", True)
+
+
+def test_a_decisions_metadata_tables_are_read_in_one_statement() -> None:
+    from dbt.adapters.lakehouse.mv.metadata import SqlReader
+
+    asked: list[str] = []
+    # (index, read, its columns as strings): the upstream's head and log, the node's too and
+    # its snapshots
+    batch = [
+        ("0", "main", "5", None, None, None, None, None, None),
+        ("0", "log", "5", "0", "100", None, None, None, None),
+        ("1", "main", "33", None, None, None, None, None, None),
+        ("1", "log", "33", "2", "200", None, None, None, None),
+        ("1", "snapshots", "33", None, "overwrite", "1795858750000", "{}", "512", "m"),
+    ]
+
+    def query(sql: str) -> list[tuple]:
+        asked.append(sql)
+        if "union all" not in sql:
+            raise AssertionError(f"read on its own: {sql}")
+        return batch
+
+    read = SqlReader(None, query)
+    upstream, node = TableName("c", "s", "up"), TableName("c", "s", "node")
+    read.prefetch([upstream, node], [node])
+    assert len(asked) == 1 and asked[0].count("union all") == 4
+    assert (read(upstream).main, read(upstream).current_schema_id) == (5, 0)
+    assert read(node).snapshots[33] == Snapshot(None, "overwrite", 1795858750000, {}, 512, "m", 2)
+    assert len(asked) == 1
+
+    # A table not there fails the statement: each is read on its own then, with its error.
+    def failing(sql: str) -> list[tuple]:
+        asked.append(sql)
+        raise RuntimeError("TABLE_OR_VIEW_NOT_FOUND")
+
+    again = SqlReader(None, failing)
+    again.prefetch([upstream, node], [])
+    assert "main" not in vars(again(upstream))

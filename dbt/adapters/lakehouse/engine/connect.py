@@ -35,6 +35,8 @@ logger = AdapterLogger("Lakehouse")
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 _HADOOP_PREFIX = "spark.hadoop."
+PLAN_FIELDS_KEY = "spark.sql.debug.maxToStringFields"
+PLAN_FIELDS = "100000"
 # Static SQL settings the adapter's conf holds: read at the server's start, refused per session.
 _STATIC_SQL_KEYS = frozenset(
     {"spark.sql.extensions", "spark.sql.catalogImplementation", "spark.sql.warehouse.dir"}
@@ -54,6 +56,8 @@ def session_conf(spec: EngineSpec) -> tuple[dict[str, str], list[str]]:
             launch_only.append(key)
     sent.update(spec.secret_catalog_conf)
     sent.update(spec.secret_hadoop_conf)
+    # A plan's text with every field: what a reuse decision reads here (reuse/connect_inputs.py).
+    sent.setdefault(PLAN_FIELDS_KEY, PLAN_FIELDS)
     return sent, launch_only
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -123,26 +123,44 @@ def _columns_digest(fields: Any) -> str:
 
 
 class SqlMetadata:
-    """From the metadata tables and SHOW TBLPROPERTIES, each read when first needed."""
+    """From the metadata tables and SHOW TBLPROPERTIES, each read when first needed (or for
+    several tables in one statement: `SqlReader.prefetch`)."""
 
     def __init__(self, query: Query, table: TableName) -> None:
         self.query, self.table = query, table
 
-    @cached_property
-    def main(self) -> int | None:
-        refs = f"{self.table.sql_name}.refs"
-        heads = self.query(f"select snapshot_id from {refs} where name = 'main'")
-        return int(heads[0][0]) if heads else None
+    # Each read's columns, as the batched read takes them too (their forms there: strings).
+    def main_sql(self) -> str:
+        return f"select snapshot_id from {self.table.sql_name}.refs where name = 'main'"
 
-    @cached_property
-    def snapshots(self) -> Mapping[int, Snapshot]:
+    def snapshots_sql(self) -> str:
         # The entries as JSON: a map column's form differs between query paths (dbt's agate,
         # Spark's rows).
-        rows = self.query(
+        return (
             "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
             f"to_json(map_filter(summary, (k, v) -> {_ANY_PREFIX})), "
             f"summary['{TOTAL_BYTES}'], summary['{WRITER}'] from {self.table.sql_name}.snapshots"
         )
+
+    def schema_log_sql(self) -> str:
+        return (
+            "select latest_snapshot_id, latest_schema_id, unix_millis(timestamp) from "
+            f"{self.table.sql_name}.metadata_log_entries"
+        )
+
+    @cached_property
+    def main(self) -> int | None:
+        return self.main_of(self.query(self.main_sql()))
+
+    @staticmethod
+    def main_of(rows: Sequence[Sequence[Any]]) -> int | None:
+        return int(rows[0][0]) if rows else None
+
+    @cached_property
+    def snapshots(self) -> Mapping[int, Snapshot]:
+        return self.snapshots_of(self.query(self.snapshots_sql()))
+
+    def snapshots_of(self, rows: Sequence[Sequence[Any]]) -> Mapping[int, Snapshot]:
         schemas = self._schema_at
         return {
             int(r[0]): Snapshot(
@@ -161,11 +179,12 @@ class SqlMetadata:
     def _schema_log(self) -> list[tuple[int | None, int | None]]:
         """(snapshot, schema) current in each metadata file the table keeps a log of, oldest
         first (Iceberg keeps `write.metadata.previous-versions-max` of them, 100 by default)."""
-        rows = self.query(
-            "select latest_snapshot_id, latest_schema_id from "
-            f"{self.table.sql_name}.metadata_log_entries order by timestamp"
-        )
-        return [(int_or_none(r[0]), int_or_none(r[1])) for r in rows]
+        return self.schema_log_of(self.query(self.schema_log_sql()))
+
+    @staticmethod
+    def schema_log_of(rows: Sequence[Sequence[Any]]) -> list[tuple[int | None, int | None]]:
+        ordered = sorted(rows, key=lambda r: int(r[2]))
+        return [(int_or_none(r[0]), int_or_none(r[1])) for r in ordered]
 
     @cached_property
     def _schema_at(self) -> Mapping[int, int]:
@@ -194,23 +213,87 @@ class SqlMetadata:
 
 
 Reader = Callable[[TableName], TableMetadata]
+# The widest of the reads a batch unions (the snapshots'), each padded to it.
+_BATCH_WIDTH = 7
 
 
-def reader(spark: Any, query: Query) -> Reader:
+class SqlReader:
     """`table -> its metadata`, each table read once per reader (one refresh plan, one status):
     from the JVM when this process has the driver's, else (or when the JVM cannot load the
     table as Iceberg's: the metadata tables then fail as they always did) as SQL."""
-    read: dict[str, TableMetadata] = {}
-    jvm_here = spark is not None and not runtime.is_connect(spark)
 
-    def metadata(table: TableName) -> TableMetadata:
+    def __init__(self, spark: Any, query: Query) -> None:
+        self.query = query
+        self._spark = spark
+        self._jvm_here = spark is not None and not runtime.is_connect(spark)
+        self._read: dict[str, TableMetadata] = {}
+
+    def __call__(self, table: TableName) -> TableMetadata:
         key = str(table)
-        if key not in read:
-            found = _from_jvm(spark, table) if jvm_here else None
-            read[key] = found if found is not None else SqlMetadata(query, table)
-        return read[key]
+        if key not in self._read:
+            found = _from_jvm(self._spark, table) if self._jvm_here else None
+            self._read[key] = found if found is not None else SqlMetadata(self.query, table)
+        return self._read[key]
 
-    return metadata
+    def prefetch(self, tables: Sequence[TableName], snapshots_too: Sequence[TableName]) -> None:
+        """The `main` head and schema log of each of `tables`, and the snapshots of each of
+        `snapshots_too`, read as SQL in one statement: each metadata table read is a statement
+        and a Spark job (about 0.1 s under Spark Connect), and a decision reads several. Where
+        that statement fails (a table not there), each is read on its own, with its error."""
+        wanted = [(t, self(t)) for t in dict.fromkeys([*tables, *snapshots_too])]
+        found = [(t, m) for t, m in wanted if isinstance(m, SqlMetadata) and "main" not in vars(m)]
+        parts = []
+        for i, (table, read) in enumerate(found):
+            parts.append(_padded(i, "main", read.main_sql()))
+            parts.append(_padded(i, "log", read.schema_log_sql()))
+            if table in snapshots_too:
+                parts.append(_padded(i, "snapshots", read.snapshots_sql()))
+        if len(parts) < 3:
+            return
+        try:
+            rows = self.query(" union all ".join(parts))
+        except Exception:  # noqa: BLE001 - each read again on its own says what failed
+            return
+        by_read: dict[tuple[int, str], list[Sequence[Any]]] = {}
+        for row in rows:
+            by_read.setdefault((int(row[0]), str(row[1])), []).append(row[2:])
+        for i, (table, read) in enumerate(found):
+            known = vars(read)
+            known["_schema_log"] = read.schema_log_of(by_read.get((i, "log"), []))
+            known["main"] = read.main_of(by_read.get((i, "main"), []))
+            if table in snapshots_too:
+                known["snapshots"] = read.snapshots_of(by_read.get((i, "snapshots"), []))
+
+
+def _padded(index: int, kind: str, sql: str) -> str:
+    """One read of a batch: its columns as strings after (index, kind), padded with nulls."""
+    select, _, rest = sql.partition(" from ")
+    columns = _split_columns(select.removeprefix("select "))
+    cells = [f"cast({c} as string)" for c in columns]
+    cells += ["cast(null as string)"] * (_BATCH_WIDTH - len(cells))
+    return f"select {index}, '{kind}', {', '.join(cells)} from {rest}"
+
+
+def _split_columns(text: str) -> list[str]:
+    """A select list's columns, split at the commas outside parentheses and quotes."""
+    columns, depth, quoted, start = [], 0, False, 0
+    for i, char in enumerate(text):
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and char in "([":
+            depth += 1
+        elif not quoted and char in ")]":
+            depth -= 1
+        elif not quoted and depth == 0 and char == ",":
+            columns.append(text[start:i].strip())
+            start = i + 1
+    columns.append(text[start:].strip())
+    return columns
+
+
+def reader(spark: Any, query: Query) -> SqlReader:
+    """A reader of tables' metadata for one decision (`SqlReader`)."""
+    return SqlReader(spark, query)
 
 
 def _from_jvm(spark: Any, table: TableName) -> ParsedMetadata | None:

@@ -37,6 +37,7 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse import memo, test_store
+from dbt.adapters.lakehouse.reuse.connect_inputs import connect_inputs
 from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
@@ -78,7 +79,9 @@ def reuse_plan(
     analysed: list[tuple[Any, PlanInputs]] = []
 
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
-        tracked = tracked_inputs(adapter, spark, read, query, target, mode == INCREMENTAL_RUN)
+        has_table = existing is not None and not existing.is_view and not full_refresh
+        reads_itself = mode == INCREMENTAL_RUN
+        tracked = tracked_inputs(adapter, spark, read, query, target, reads_itself, has_table)
         if isinstance(tracked, str):
             return tracked
         inputs, states = tracked
@@ -323,12 +326,19 @@ def tracked_inputs(
     query: str,
     target: TableName | None,
     reads_itself: bool = False,
+    target_built: bool = False,
 ) -> tuple[PlanInputs, list[UpstreamState]] | str:
     """The query's plan inputs and each input's state now (a model's, a data test's), or why
-    they cannot tell whether its rows would be the same (the refusal's words)."""
+    they cannot tell whether its rows would be the same (the refusal's words). `target_built`:
+    the node's table is there, its record read next."""
     if runtime.is_connect(spark):
-        return CONNECT_QUERIES
-    inputs = node_inputs(spark, query)
+        catalogs = [mount.name for mount in adapter._resolved().spec.catalogs]
+        inputs = connect_inputs(spark, query, catalogs)
+        if isinstance(read, metadata.SqlReader):  # the metadata tables of all, one statement
+            mine = [target] if target is not None and target_built else []
+            read.prefetch([*inputs.tables, *mine], mine)
+    else:
+        inputs = node_inputs(spark, query)
     if inputs.varying:
         return f"non-deterministic ({', '.join(inputs.varying)})"
     known = _known_first(read, inputs.metadata)
@@ -336,11 +346,6 @@ def tracked_inputs(
     if [*inputs.untracked, *untracked]:
         return "; ".join([*inputs.untracked, *untracked])
     return inputs, states
-
-
-# A Connect client reads no analysed plan: what a query reads is not told there yet (a seed's
-# record is its CSV's content, so seeds are reused there; views by their stored definition).
-CONNECT_QUERIES = "under Spark Connect what a query reads is not told yet"
 
 
 def _known_first(read: metadata.Reader, known: Mapping[str, str]) -> metadata.Reader:

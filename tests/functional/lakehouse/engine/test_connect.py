@@ -185,15 +185,17 @@ class TestConnectProject:
         key = lineage.SNAPSHOT_PROPERTY_PREFIX + lineage.NODE_KEY
         assert shared.conf.get(key, None) is None
 
-    def test_reuse_keeps_seeds_and_views_and_says_why_models_are_built(self, project, monkeypatch):
-        """A seed's record is its CSV's content and a view's its stored definition, both
-        readable here: reused on the second build. A model's inputs are not told through a
-        Connect client yet: built, saying so, its rows as ever (docs/reuse.md). Without
-        clones (PySpark 3.5) no commit carries a record: only the view is reused."""
-        from dbt.adapters.lakehouse.reuse.adapter import CONNECT_QUERIES
+    def test_reuse_decides_from_the_servers_explain(self, project, monkeypatch):
+        """A seed's record is its CSV's content, a view's its stored definition, and a query's
+        inputs, determinism and digest come from the server's EXPLAIN (reuse/connect_inputs.py):
+        with nothing moved, every node but the data tests is reused (their results' store
+        needs the driver's JVM). Without clones (PySpark 3.5) no commit carries a record: only
+        the view is reused. An upstream written outside dbt rebuilds its readers."""
+        from dbt.adapters.lakehouse.reuse.tests import CONNECT_TESTS
 
         monkeypatch.setenv("LAKEHOUSE_REUSE", "on")
         run_dbt(["build"])
+        run_dbt(["build"])  # the incremental model's first incremental run
         results = run_dbt(["build"])
         reasons = {r.node.name: r.adapter_response.get("reuse_reason") for r in results.results}
         statuses = {r.node.name: str(r.status) for r in results.results}
@@ -204,9 +206,16 @@ class TestConnectProject:
                 assert (reasons[name] or "").startswith(no_record), reasons
             self._check_rows(project)
             return
-        assert statuses["people_seed"] == "reused", reasons
-        for name in ("people", "totals", "people_snapshot"):
-            assert reasons[name] == f"not reusable: {CONNECT_QUERIES}", reasons
+        for name in ("people_seed", "people", "totals", "people_snapshot"):
+            assert statuses[name] == "reused", reasons
+        tests = [n for n in statuses if n.startswith(("unique_", "not_null_"))]
+        assert tests and all(reasons[n] == f"not reusable: {CONNECT_TESTS}" for n in tests)
+        self._check_rows(project)
+        project.run_sql(f"insert into {table(project, 'people_seed')} values (9, 'z', 1.0)")
+        moved = run_dbt(["run", "--select", "people"]).results[0]
+        assert "people_seed moved" in moved.adapter_response["reuse_reason"], moved
+        assert (9, "Z", 1.0) in rows(project, "people")
+        run_dbt(["build"])  # the seed's table holds a commit not its build's: seeded again
         self._check_rows(project)
         # A seed whose CSV changed is built again.
         seed = Path(project.project_root) / "seeds" / "people_seed.csv"

@@ -1,0 +1,152 @@
+"""What a query reads and whether it is deterministic, told under Spark Connect from the text of
+one `EXPLAIN EXTENDED` (a Connect client gets no plan object; reuse/inputs.py reads the plan
+itself where the driver is in dbt's process).
+
+The query is explained wrapped as a CTE read twice (`probe`): Spark's optimizer inlines such a
+CTE when its plan is deterministic (InlineCTE) and otherwise keeps it, each reference read
+through a repartition without expressions (ReplaceCTERefWithRepartition), so a kept CTE in the
+optimized plan is Spark's own verdict that the query is not deterministic
+(bench/connect_determinism.py: 28 of 29 cases agree with the analysed plan's `deterministic`,
+none told deterministic wrongly). From the analysed plan's text:
+
+- the leaves: an Iceberg table of a mounted catalog (`RelationV2[...] catalog.ns.table`) is an
+  input; VALUES, `range()`, a one-row SELECT and a CTE's reference are constants; any other
+  leaf, a temporary view (its rows may be a DataFrame's, which the text does not print), a
+  branch or tag read, is not tracked, and the node is built;
+- the expressions Spark calls deterministic that still differ from run to run (the current
+  time, date, user or catalog), by their names in the text;
+- the digest: the compiled SQL and the analysed text with its per-analysis ids renumbered, so
+  a view's new definition is a change. Every field is printed (the session's
+  `spark.sql.debug.maxToStringFields` is raised when it starts, engine/connect.py); a text cut
+  all the same is not trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection
+from typing import Any
+
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.reuse.inputs import PlanInputs
+
+_ANALYSED = "== Analyzed Logical Plan =="
+_OPTIMIZED = "== Optimized Logical Plan =="
+_PHYSICAL = "== Physical Plan =="
+# A CTE kept (not inlined): its references each read through a repartition without expressions
+# (a user's DISTRIBUTE BY or hint names its expressions or count), or the CTE's nodes where
+# that rule did not run.
+_KEPT_CTE = re.compile(r"^[\s:|+-]*RepartitionByExpression\s*$|CTERelationRef|WithCTE", re.M)
+_TREE_PREFIX = " :|+-"
+_CONSTANTS = ("LocalRelation", "OneRowRelation", "Range", "CTERelationRef", "EmptyRelation")
+_TABLE = re.compile(r"^RelationV2\[.*\] (?P<name>\S+)(?P<rest>.*)$")
+_TEMP_VIEW = re.compile(r"^View \(`(?P<name>[^`.]+)`, ")
+# Deterministic to Spark, different from run to run, as the analysed text prints them.
+_PER_RUN = re.compile(
+    r"\b(current_timestamp|current_date|current_time|current_timezone|now|localtimestamp"
+    r"|current_user|session_user|user|current_database|current_schema|current_catalog)\(\)",
+    re.I,
+)
+_IDS = re.compile(r"#\d+L?")
+_CTE_IDS = re.compile(r"\b(CTERelation(?:Def|Ref)) \d+")
+_CUT = re.compile(r"\.\.\. \d+ more fields")
+# What a leaf that is not an Iceberg table reads, as the reason names it.
+_KINDS = {
+    "Relation": "files by path, or a file-based table",
+    "HiveTableRelation": "a Hive table",
+    "LogicalRDD": "a temporary view over a DataFrame",
+    "ExternalRDD": "a temporary view over a DataFrame",
+    "StreamingRelation": "a stream",
+    "StreamingRelationV2": "a stream",
+}
+
+
+def probe(query: str) -> str:
+    """The query as a CTE read twice, with a column of its own on top (a user's DISTRIBUTE BY
+    cannot then be the CTE's top node)."""
+    return (
+        f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
+        "select * from lakehouse_probe union all select * from lakehouse_probe"
+    )
+
+
+def connect_inputs(spark: Any, query: str, catalogs: Collection[str]) -> PlanInputs:
+    """The inputs of `query` as the Connect server analyses it; `catalogs`: the mounted
+    Iceberg catalogs' names."""
+    try:
+        text = str(spark.sql("explain extended " + probe(query)).collect()[0][0])
+    except Exception as exc:  # the query fails its analysis: its build says why
+        text = str(exc)
+    return inputs_of(text, query, catalogs)
+
+
+def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
+    """The inputs an `EXPLAIN EXTENDED` text of `probe(query)` tells."""
+    if _ANALYSED not in text or _OPTIMIZED not in text:
+        first = text.strip().splitlines()[0] if text.strip() else "nothing"
+        return PlanInputs((), (f"its plan could not be read ({first})",), (), "")
+    analysed = text.split(_ANALYSED, 1)[1].split(_OPTIMIZED, 1)[0]
+    optimized = text.split(_OPTIMIZED, 1)[1].split(_PHYSICAL, 1)[0]
+    mounted = {c.lower() for c in catalogs}
+    tables: dict[str, TableName] = {}
+    untracked: list[str] = []
+    if _CUT.search(analysed):
+        untracked.append("its plan's text is cut (spark.sql.debug.maxToStringFields)")
+    for node in _nodes(analysed):
+        view = _TEMP_VIEW.match(node)
+        if view:
+            untracked.append(f"reads the temporary view {view.group('name')}")
+    for leaf in _leaves(analysed):
+        if leaf.startswith(_CONSTANTS):
+            continue
+        found = _table(leaf, mounted)
+        if isinstance(found, TableName):
+            tables[str(found)] = found
+        else:
+            untracked.append(found)
+    varying = sorted({m.group(1).lower() for m in _PER_RUN.finditer(analysed)})
+    if _KEPT_CTE.search(optimized):
+        varying.append("a non-deterministic expression")
+    normalized = _CTE_IDS.sub(r"\1 n", _IDS.sub("#", analysed))
+    digest = hashlib.sha256(f"{query.strip()}\n{normalized}".encode()).hexdigest()
+    return PlanInputs(
+        tuple(tables[k] for k in sorted(tables)),
+        tuple(dict.fromkeys(untracked)),
+        tuple(varying),
+        digest,
+        query=query,
+    )
+
+
+def _nodes(tree: str) -> list[str]:
+    """The node texts of a plan's tree text, without their tree prefixes (the first line, the
+    output's columns, is not a node)."""
+    lines = [line for line in tree.strip().splitlines()[1:] if line.strip()]
+    return [line.lstrip(_TREE_PREFIX) for line in lines]
+
+
+def _leaves(tree: str) -> list[str]:
+    """The texts of the tree's leaves: nodes whose next line is no deeper than they are."""
+    lines = [line for line in tree.strip().splitlines()[1:] if line.strip()]
+    depths = [len(line) - len(line.lstrip(_TREE_PREFIX)) for line in lines]
+    return [
+        line.lstrip(_TREE_PREFIX)
+        for i, line in enumerate(lines)
+        if i + 1 == len(lines) or depths[i + 1] <= depths[i]
+    ]
+
+
+def _table(leaf: str, mounted: set[str]) -> TableName | str:
+    """The Iceberg table a leaf reads, or why it is not such an input."""
+    found = _TABLE.match(leaf)
+    if found is None:
+        kind = leaf.split(" ", 1)[0].split("[", 1)[0]
+        return f"reads {_KINDS.get(kind, f'a {kind}')}"
+    name = found.group("name")
+    parts = name.split(".")
+    if len(parts) < 3 or parts[0].lower() not in mounted:
+        return f"reads {name}, which is not an Iceberg table of a mounted catalog"
+    if parts[-1].startswith(("branch_", "tag_")):
+        return f"reads {name}, a branch or tag"
+    return TableName(parts[0], ".".join(parts[1:-1]), parts[-1])

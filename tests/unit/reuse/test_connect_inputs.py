@@ -1,0 +1,99 @@
+"""What a Spark Connect reuse decision reads from an `EXPLAIN EXTENDED` text of its probe
+(reuse/connect_inputs.py): the texts below are Spark 4.1.4's, trimmed to the parts read."""
+
+from __future__ import annotations
+
+from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.reuse.connect_inputs import inputs_of, probe
+
+QUERY = "select b.id, v.s from lakehouse.exp.b b join lakehouse.exp.vb v on b.id = v.id"
+ANALYSED = """== Parsed Logical Plan ==
+'WithCTE
+== Analyzed Logical Plan ==
+id: bigint, s: string, lakehouse_marker: int
+WithCTE
+:- CTERelationDef 0, false
+:  +- SubqueryAlias lakehouse_probe
+:     +- Project [id#1056L, s#1059, 1 AS lakehouse_marker#1051]
+:        +- SubqueryAlias q
+:           +- Project [id#1056L, s#1059]
+:              +- Filter id#1056L IN (list#1050 [])
+:                 :  +- Project [cast(id#1068 as bigint) AS id#1069L]
+:                 :     +- SubqueryAlias tv
+:                 :        +- View (`tv`, [id#1068])
+:                 :           +- LocalRelation [id#1067]
+:                 +- Join Inner, (id#1056L = id#1058L)
+:                    :- SubqueryAlias lakehouse.exp.b
+:                    :  +- RelationV2[id#1056L, s#1057] lakehouse.exp.b
+:                    +- SubqueryAlias lakehouse.exp.vb
+:                       +- Project [cast(id#1060L as bigint) AS id#1058L, s#1061 AS s#1059]
+:                          +- Filter (id#1060L > cast(1 as bigint))
+:                             +- RelationV2[id#1060L, s#1061] other.exp.c
++- Union false, false
+   :- Project [id#1056L, s#1059, lakehouse_marker#1051]
+   :  +- CTERelationRef 0, true, [id#1056L, s#1059, lakehouse_marker#1051], false, false
+   +- Project [id#1075L, s#1076, lakehouse_marker#1077]
+      +- CTERelationRef 0, true, [id#1075L, s#1076, lakehouse_marker#1077], false, false
+
+== Optimized Logical Plan ==
+{optimized}
+== Physical Plan ==
+AdaptiveSparkPlan isFinalPlan=false
+"""
+INLINED = """Union false, false
+:- Project [id#1056L, s#1059, 1 AS lakehouse_marker#1051]
+:  +- RelationV2[id#1056L, s#1057] lakehouse.exp.b
++- Project [id#1075L, s#1076, 1 AS lakehouse_marker#1077]
+   +- RelationV2[id#1075L, s#1076] lakehouse.exp.b
+"""
+KEPT = """Union false, false
+:- RepartitionByExpression
+:  +- Project [id#1056L, rand(1) AS r#1059, 1 AS lakehouse_marker#1051]
+:     +- RelationV2[id#1056L] lakehouse.exp.b
++- RepartitionByExpression
+   +- Project [id#1056L, rand(1) AS r#1059, 1 AS lakehouse_marker#1051]
+"""
+
+
+def test_tables_of_mounted_catalogs_are_inputs_and_the_rest_says_why() -> None:
+    found = inputs_of(ANALYSED.format(optimized=INLINED), QUERY, ["lakehouse"])
+    assert found.tables == (TableName("lakehouse", "exp", "b"),)
+    assert found.untracked == (
+        "reads the temporary view tv",
+        "reads other.exp.c, which is not an Iceberg table of a mounted catalog",
+    )
+    assert found.varying == ()
+
+
+def test_a_kept_cte_is_a_query_that_varies_and_per_run_functions_are_named() -> None:
+    text = ANALYSED.format(optimized=KEPT)
+    assert inputs_of(text, QUERY, ["lakehouse"]).varying == ("a non-deterministic expression",)
+    timed = text.replace("1 AS lakehouse_marker#1051]", "current_timestamp() AS t#3]", 1)
+    assert "current_timestamp" in inputs_of(timed, QUERY, ["lakehouse"]).varying
+
+
+def test_the_digest_ignores_ids_and_follows_the_plan_and_the_sql() -> None:
+    text = ANALYSED.format(optimized=INLINED)
+    digest = inputs_of(text, QUERY, ["lakehouse"]).digest
+    renumbered = text.replace("#1056L", "#7L").replace("CTERelationDef 0", "CTERelationDef 4")
+    assert inputs_of(renumbered, QUERY, ["lakehouse"]).digest == digest
+    # a view's new definition: the query's text is the same, its plan is not
+    redefined = text.replace("> cast(1 as bigint)", "> cast(2 as bigint)")
+    assert inputs_of(redefined, QUERY, ["lakehouse"]).digest != digest
+    assert inputs_of(text, QUERY + " -- edited", ["lakehouse"]).digest != digest
+
+
+def test_branches_cut_texts_and_unreadable_plans_are_not_trusted() -> None:
+    text = ANALYSED.format(optimized=INLINED)
+    branch = text.replace("] lakehouse.exp.b\n", "] lakehouse.exp.b.branch_audit\n", 1)
+    assert (
+        "reads lakehouse.exp.b.branch_audit, a branch or tag"
+        in inputs_of(branch, QUERY, ["lakehouse"]).untracked
+    )
+    cut = text.replace("s#1059]\n", "s#1059, ... 30 more fields]\n", 1)
+    assert inputs_of(cut, QUERY, ["lakehouse"]).untracked[0].startswith("its plan's text is cut")
+    failed = inputs_of("[TABLE_OR_VIEW_NOT_FOUND] t cannot be found", QUERY, ["lakehouse"])
+    assert failed.untracked == (
+        "its plan could not be read ([TABLE_OR_VIEW_NOT_FOUND] t cannot be found)",
+    )
+    assert probe("select 1").startswith("with lakehouse_probe as (select *, 1 as lakehouse_marker")
