@@ -174,7 +174,11 @@ class CommitSessions:
 
     def __init__(self, shared: Any) -> None:
         self.shared = shared
-        self.cannot_clone: str | None = None
+        # Known before the first commit where the client cannot (a server that cannot is told
+        # by the first clone's failure).
+        self.cannot_clone: str | None = (
+            None if hasattr(shared, "cloneSession") else _NO_CLONE_IN_CLIENT
+        )
         self.last: dict[threading.Thread, Any] = {}
         # the running commit's clone of each Spark job group (a connection's): cancelled with it
         self.running: dict[str, Any] = {}
@@ -189,8 +193,6 @@ class CommitSessions:
         if done:
             threading.Thread(target=_release, args=(done,), daemon=True).start()
         try:
-            if not hasattr(self.shared, "cloneSession"):
-                raise RuntimeError(_NO_CLONE_IN_CLIENT)
             clone = self.shared.cloneSession()
         except Exception as exc:  # PySpark 3.5's client, a server before Spark 4.1
             text = str(exc).strip().splitlines()
