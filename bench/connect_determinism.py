@@ -6,7 +6,8 @@ classic session that is the analysed plan's own `deterministic`, read through py
 client gets no plan, only EXPLAIN's text, which does not mark non-deterministic expressions.
 It does show what Spark's optimizer did with them: a CTE referenced twice is inlined unless
 its plan is not deterministic (InlineCTE), and one kept is then read through a repartition of
-its own (ReplaceCTERefWithRepartition). So the probe wraps the query as
+its own (ReplaceCTERefWithRepartition). So the adapter's probe (reuse/connect_inputs.py, which
+reuse under Spark Connect decides with) wraps the query as
 
     with p as (select *, 1 as marker from (<query>) q) select * from p union all select * from p
 
@@ -30,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -44,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from functional.infra.processes import free_port  # noqa: E402
 from harness import VENV_BIN, ours_target, write_profiles  # noqa: E402
+
+from dbt.adapters.lakehouse.reuse.connect_inputs import KEPT_CTE, probe  # noqa: E402
 
 TOKEN = "bench-connect-determinism-token"  # noqa: S105 - this run's own server
 # The session's temporary views the cases read: rows, a parquet path, and two views.
@@ -94,9 +96,6 @@ CASES = {
     "rand() with a REPARTITION hint": "select /*+ REPARTITION(2) */ id, rand() r from t",
     "current_timestamp() (per run, not Spark's concern)": "select current_timestamp() n from t",
 }
-# A CTE kept (not inlined): its references each read through a repartition without
-# expressions (ReplaceCTERefWithRepartition), or the CTE's nodes where that rule did not run.
-_KEPT_CTE = re.compile(r"^[\s:|+-]*RepartitionByExpression\s*$|CTERelationRef|WithCTE", re.M)
 
 
 def optimized_text(spark, query: str) -> str:
@@ -107,15 +106,10 @@ def optimized_text(spark, query: str) -> str:
     return text.split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
 
 
-def probe(spark, query: str) -> bool:
-    """Deterministic, as the probe over `spark` (a Connect session) tells it: no CTE was kept,
-    that is no bare repartition (a user's DISTRIBUTE BY or hint names its expressions or
-    count) and no CTE node left in the optimized plan."""
-    wrapped = (
-        f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
-        "select * from lakehouse_probe union all select * from lakehouse_probe"
-    )
-    return not _KEPT_CTE.search(optimized_text(spark, wrapped))
+def told_deterministic(spark, query: str) -> bool:
+    """Deterministic, as the adapter's probe over `spark` (a Connect session) tells it
+    (reuse/connect_inputs.py): no CTE kept in the optimized plan of the query read twice."""
+    return not KEPT_CTE.search(optimized_text(spark, probe(query)))
 
 
 def truth(spark, query: str) -> bool:
@@ -167,7 +161,7 @@ def main() -> int:
         print(f"{'case':52} {'Spark':>13} {'probe':>13}  probe")
         for name, query in CASES.items():
             began = time.monotonic()
-            told = probe(remote, query)
+            told = told_deterministic(remote, query)
             seconds.append(time.monotonic() - began)
             # told deterministic where Spark says not: reuse would be wrong; the other way
             # round it is only reuse missed

@@ -29,7 +29,7 @@ from collections.abc import Collection
 from typing import Any
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.reuse.inputs import PlanInputs
+from dbt.adapters.lakehouse.reuse.inputs import KINDS, PlanInputs
 
 _ANALYSED = "== Analyzed Logical Plan =="
 _OPTIMIZED = "== Optimized Logical Plan =="
@@ -37,7 +37,7 @@ _PHYSICAL = "== Physical Plan =="
 # A CTE kept (not inlined): its references each read through a repartition without expressions
 # (a user's DISTRIBUTE BY or hint names its expressions or count), or the CTE's nodes where
 # that rule did not run.
-_KEPT_CTE = re.compile(r"^[\s:|+-]*RepartitionByExpression\s*$|CTERelationRef|WithCTE", re.M)
+KEPT_CTE = re.compile(r"^[\s:|+-]*RepartitionByExpression\s*$|CTERelationRef|WithCTE", re.M)
 _TREE_PREFIX = " :|+-"
 _CONSTANTS = ("LocalRelation", "OneRowRelation", "Range", "CTERelationRef", "EmptyRelation")
 _TABLE = re.compile(r"^RelationV2\[.*\] (?P<name>\S+)(?P<rest>.*)$")
@@ -51,15 +51,8 @@ _PER_RUN = re.compile(
 _IDS = re.compile(r"#\d+L?")
 _CTE_IDS = re.compile(r"\b(CTERelation(?:Def|Ref)) \d+")
 _CUT = re.compile(r"\.\.\. \d+ more fields")
-# What a leaf that is not an Iceberg table reads, as the reason names it.
-_KINDS = {
-    "Relation": "files by path, or a file-based table",
-    "HiveTableRelation": "a Hive table",
-    "LogicalRDD": "a temporary view over a DataFrame",
-    "ExternalRDD": "a temporary view over a DataFrame",
-    "StreamingRelation": "a stream",
-    "StreamingRelationV2": "a stream",
-}
+# A leaf's class as the text names it, where the name differs from the class's (inputs.KINDS).
+_CLASS_OF = {"Relation": "LogicalRelation"}
 
 
 def probe(query: str) -> str:
@@ -106,7 +99,7 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
         else:
             untracked.append(found)
     varying = sorted({m.group(1).lower() for m in _PER_RUN.finditer(analysed)})
-    if _KEPT_CTE.search(optimized):
+    if KEPT_CTE.search(optimized):
         varying.append("a non-deterministic expression")
     normalized = _CTE_IDS.sub(r"\1 n", _IDS.sub("#", analysed))
     digest = hashlib.sha256(f"{query.strip()}\n{normalized}".encode()).hexdigest()
@@ -142,7 +135,7 @@ def _table(leaf: str, mounted: set[str]) -> TableName | str:
     found = _TABLE.match(leaf)
     if found is None:
         kind = leaf.split(" ", 1)[0].split("[", 1)[0]
-        return f"reads {_KINDS.get(kind, f'a {kind}')}"
+        return f"reads {KINDS.get(_CLASS_OF.get(kind, kind), f'a {kind}')}"
     name = found.group("name")
     parts = name.split(".")
     if len(parts) < 3 or parts[0].lower() not in mounted:

@@ -49,7 +49,7 @@ _PER_RUN = frozenset(
 )  # fmt: skip
 _ICEBERG_TABLE = "org.apache.iceberg.spark.source.SparkTable"
 # A leaf that is not an Iceberg table, as the reason names it.
-_KINDS = {
+KINDS = {
     "LogicalRelation": "files by path, or a file-based table",
     "HiveTableRelation": "a Hive table",
     "LogicalRDD": "a temporary view over a DataFrame",
@@ -148,7 +148,7 @@ def plan_inputs(
                 tables[str(found)] = found
                 leaves.append(str(found))
             else:
-                untracked.append(found or f"reads {_KINDS.get(kind, f'a {kind}')}")
+                untracked.append(found or f"reads {KINDS.get(kind, f'a {kind}')}")
     classes = set(facts.classes) if facts is not None else set(_classes_of(document))
     varying = classes & _PER_RUN
     varying_below = {name for inputs in below for name in inputs.varying}
