@@ -1,0 +1,127 @@
+"""Reused nodes under Spark Connect (issue 61): the sample's `dbt build` over a Connect server,
+reuse on against reuse off, into an empty schema and with nothing changed.
+
+The server is `dbt-lakehouse serve` (its Connect endpoint only, with a token) on an embedded
+lakehouse of this run's own; the sample (examples/jaffle_lakehouse: 3 seeds, 3 staging views, a
+table, an incremental model, a snapshot, 11 tests) is built over it with `spark.master:
+sc://...` (reuse/connect_inputs.py decides there: one EXPLAIN and one metadata statement a
+node). Each build is a fresh `dbt` process timed from start to exit, the sides alternating and
+each round starting with the next side:
+
+0. into an empty schema (a schema of its own each build): nothing can be reused, so reuse on
+   costs its decisions and records. Goal: <= 1.03x reuse off (medians).
+1. nothing changed, after two untimed builds of each side (the incremental model's first
+   incremental run, then a build that reuses): every node but the data tests is reused there
+   (their results' store needs the driver's JVM). No goal is set for Connect: printed.
+
+    .venv/bin/python bench/reuse_connect.py --rounds 3
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from edit_loop import SAMPLE  # noqa: E402
+from functional.infra.processes import free_port  # noqa: E402
+from harness import (  # noqa: E402
+    DBT,
+    VENV_BIN,
+    Sample,
+    Series,
+    alternate,
+    common_args,
+    dbt_command,
+    fresh_copy,
+    ours_target,
+    report,
+    write_profiles,
+)
+from timed_runs import run_timed  # noqa: E402
+
+TOKEN = "bench-reuse-connect-token"  # noqa: S105 - this run's own server
+PROFILE = "jaffle_lakehouse"
+_SCHEMAS = itertools.count()
+
+
+def build(project: Path, env: dict[str, str], schema: str, url: str, log: Path) -> Sample:
+    target = {**ours_target(schema), "spark": {"master": url}, "warehouse": env["WAREHOUSE"]}
+    write_profiles(project, PROFILE, target)
+    command = [DBT, *dbt_command("build", project=project)[1:]]
+    return run_timed(command, project, env=env, timeout=900, log=log)
+
+
+def main() -> int:
+    args = common_args(__doc__.splitlines()[0]).parse_args()
+    work = Path(tempfile.mkdtemp(prefix="lh-reuse-connect-"))
+    served = work / "served"
+    env = {
+        **os.environ,
+        "LAKEHOUSE_ENGINE_HOME": str(work / "engines"),
+        "DO_NOT_TRACK": "1",
+        "WAREHOUSE": str(work / "warehouse"),
+    }
+    write_profiles(served, "served", {**ours_target("s"), "warehouse": env["WAREHOUSE"]})
+    (served / "dbt_project.yml").write_text("name: served\nversion: '1'\nprofile: served\n")
+    port = free_port()
+    serve = [str(VENV_BIN / "dbt-lakehouse"), "serve", "--profiles-dir", str(served)]
+    started = subprocess.run(
+        [*serve, "--thrift-port", "0", "--connect-port", str(port), "--token", TOKEN],
+        cwd=served, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if started.returncode != 0:
+        print(started.stdout, started.stderr, file=sys.stderr)
+        return 1
+    url = f"sc://localhost:{port}/;token={TOKEN}"
+    try:
+        sides = {}
+        for side in ("on", "off"):
+            project = fresh_copy(SAMPLE, work / f"reuse-{side}")
+            sides[side] = (project, {**env, "LAKEHOUSE_REUSE": side})
+        logs = work / "logs"
+        logs.mkdir()
+
+        def empty(side: str):
+            project, side_env = sides[side]
+            return lambda n: build(
+                project, side_env, f"e{next(_SCHEMAS)}_{side}", url, logs / f"e-{side}-{n}.log"
+            )
+
+        def nothing(side: str):
+            project, side_env = sides[side]
+            return lambda n: build(project, side_env, f"n_{side}", url, logs / f"n-{side}-{n}.log")
+
+        empty_series = {side: Series(f"reuse {side}") for side in sides}
+        alternate(args.rounds, [(empty_series[s], empty(s)) for s in sides], rotate=True)
+        for side in sides:
+            for n in range(2):
+                nothing(side)(-1 - n)
+        nothing_series = {side: Series(f"reuse {side}") for side in sides}
+        alternate(args.rounds, [(nothing_series[s], nothing(s)) for s in sides], rotate=True)
+        report(
+            "reuse under Spark Connect (the sample over `dbt-lakehouse serve`)",
+            [
+                ("empty schema: on vs off", empty_series["on"], empty_series["off"], "1.03x"),
+                ("nothing changed: on vs off", nothing_series["on"], nothing_series["off"], "-"),
+            ],
+        )
+        failed = [s for series in (*empty_series.values(), *nothing_series.values())
+                  for s in series.samples if not s.ok]  # fmt: skip
+        return 1 if failed else 0
+    finally:
+        subprocess.run([*serve, "stop"], cwd=served, env=env, capture_output=True, timeout=300)
+        subprocess.run(
+            [str(VENV_BIN / "dbt-lakehouse"), "engine", "stop"], env=env, capture_output=True
+        )
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
