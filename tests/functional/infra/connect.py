@@ -54,6 +54,9 @@ LOOPBACK = "127.0.0.1"
 # On the command line; the caller's conf may override these.
 DEFAULT_CONF = {
     "spark.master": "local[2]",
+    # A slow listener event is logged whole, a job's with the session's conf: the catalog's
+    # token the adapter sends (docs/running.md#on-spark-connect).
+    "spark.scheduler.listenerbus.logSlowEvent": "false",
     "spark.ui.enabled": "false",
     "spark.app.name": "lakehouse-connect-test",
 }

@@ -60,6 +60,7 @@ def test_tables_of_mounted_catalogs_are_inputs_and_the_rest_says_why() -> None:
     assert found.tables == (TableName("lakehouse", "exp", "b"),)
     assert found.untracked == (
         "reads the temporary view tv",
+        "reads rows a view holds in its text (VALUES)",
         "reads other.exp.c, which is not an Iceberg table of a mounted catalog",
     )
     assert found.varying == ()
@@ -97,3 +98,43 @@ def test_branches_cut_texts_and_unreadable_plans_are_not_trusted() -> None:
         "its plan could not be read ([TABLE_OR_VIEW_NOT_FOUND] t cannot be found)",
     )
     assert probe("select 1").startswith("with lakehouse_probe as (select *, 1 as lakehouse_marker")
+
+
+VIEWS = """== Analyzed Logical Plan ==
+id: int, lakehouse_marker: int
+WithCTE
+:- CTERelationDef 0, false
+:  +- SubqueryAlias lakehouse_probe
+:     +- Project [id#1, 1 AS lakehouse_marker#2]
+:        +- SubqueryAlias q
+:           +- Union false, false
+:              :- SubqueryAlias v
+:              :  +- LocalRelation [id#3]
+:              +- SubqueryAlias lakehouse.exp.vv
+:                 +- Project [cast(col1#4 as int) AS id#5]
+:                    +- LocalRelation [col1#4]
++- Union false, false
+   :- CTERelationRef 0, true, [id#1, lakehouse_marker#2], false, false
+   +- CTERelationRef 0, true, [id#6, lakehouse_marker#7], false, false
+
+== Optimized Logical Plan ==
+LocalRelation [id#1, lakehouse_marker#2]
+== Physical Plan ==
+"""
+
+
+def test_a_views_values_are_not_trusted_the_querys_own_are() -> None:
+    # The query's own VALUES are in its SQL (the digest's); a view's are in neither the SQL nor
+    # EXPLAIN's text (a LocalRelation prints no rows).
+    found = inputs_of(VIEWS, "select * from values (1) v(id) union all select * from vv", ["c"])
+    assert found.untracked == ("reads rows a view holds in its text (VALUES)",)
+    own = VIEWS.replace("SubqueryAlias lakehouse.exp.vv", "SubqueryAlias w")
+    assert inputs_of(own, "select 1", ["c"]).untracked == ()
+    global_view = own.replace(
+        ":              :  +- LocalRelation [id#3]",
+        ":              :  +- View (`global_temp`.`g`, [id#3])\n"
+        ":              :     +- Range (0, 1, step=1)",
+    )
+    assert inputs_of(global_view, "select 1", ["c"]).untracked == (
+        "reads the temporary view global_temp.g",
+    )

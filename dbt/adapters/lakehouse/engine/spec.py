@@ -31,9 +31,13 @@ from dbt.adapters.lakehouse.profile.secrets import safe_url
 
 _LOG4J_CONFIG = Path(__file__).parent / "resources" / "log4j2.properties"
 
+SLOW_EVENT_LOG = "spark.scheduler.listenerbus.logSlowEvent"
 # Defaults a user may override through `spark.conf`; chosen for dbt-sized local work.
 _DEFAULT_CONF = {
     "spark.ui.enabled": "false",
+    # Spark logs a listener event processed in over a second whole, and a job's event holds the
+    # session's SQL conf, where a catalog's token is (session_catalogs.py): not into spark.log.
+    SLOW_EVENT_LOG: "false",
     "spark.ui.showConsoleProgress": "false",
     # No Hive metastore: the Iceberg catalog is the only persistent one (no metastore_db/).
     "spark.sql.catalogImplementation": "in-memory",

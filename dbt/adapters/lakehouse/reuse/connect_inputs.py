@@ -12,7 +12,8 @@ none told deterministic wrongly). From the analysed plan's text:
 - the leaves: an Iceberg table of a mounted catalog (`RelationV2[...] catalog.ns.table`) is an
   input; VALUES, `range()`, a one-row SELECT and a CTE's reference are constants; any other
   leaf, a temporary view (its rows may be a DataFrame's, which the text does not print), a
-  branch or tag read, is not tracked, and the node is built;
+  view's own VALUES (neither in the query's SQL nor printed), a branch or tag read, is not
+  tracked, and the node is built;
 - the expressions Spark calls deterministic that still differ from run to run (the current
   time, date, user or catalog), by their names in the text;
 - the digest: the compiled SQL and the analysed text with its per-analysis ids renumbered, so
@@ -41,7 +42,9 @@ KEPT_CTE = re.compile(r"^[\s:|+-]*RepartitionByExpression\s*$|CTERelationRef|Wit
 _TREE_PREFIX = " :|+-"
 _CONSTANTS = ("LocalRelation", "OneRowRelation", "Range", "CTERelationRef", "EmptyRelation")
 _TABLE = re.compile(r"^RelationV2\[.*\] (?P<name>\S+)(?P<rest>.*)$")
-_TEMP_VIEW = re.compile(r"^View \(`(?P<name>[^`.]+)`, ")
+_TEMP_VIEW = re.compile(r"^View \(`(?P<name>[^`.]+|global_temp`\.`[^`]+)`, ")
+_VALUES = "LocalRelation"
+_QUALIFIED_ALIAS = re.compile(r"^SubqueryAlias [^.\s]+\.[^\s]+\.[^\s]+$")
 # Deterministic to Spark, different from run to run, as the analysed text prints them.
 _PER_RUN = re.compile(
     r"\b(current_timestamp|current_date|current_time|current_timezone|now|localtimestamp"
@@ -89,8 +92,13 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
     for node in _nodes(analysed):
         view = _TEMP_VIEW.match(node)
         if view:
-            untracked.append(f"reads the temporary view {view.group('name')}")
-    for leaf in _leaves(analysed):
+            name = view.group("name").replace("`.`", ".")
+            untracked.append(f"reads the temporary view {name}")
+    for leaf, above in _leaves(analysed):
+        if leaf.startswith(_VALUES) and _in_a_view(above):
+            # A view's VALUES: its rows are not printed, nor in the query's SQL.
+            untracked.append("reads rows a view holds in its text (VALUES)")
+            continue
         if leaf.startswith(_CONSTANTS):
             continue
         found = _table(leaf, mounted)
@@ -119,15 +127,27 @@ def _nodes(tree: str) -> list[str]:
     return [line.lstrip(_TREE_PREFIX) for line in lines]
 
 
-def _leaves(tree: str) -> list[str]:
-    """The texts of the tree's leaves: nodes whose next line is no deeper than they are."""
+def _leaves(tree: str) -> list[tuple[str, list[str]]]:
+    """The tree's leaves (nodes whose next line is no deeper than they are), each with the
+    texts of the nodes above it."""
     lines = [line for line in tree.strip().splitlines()[1:] if line.strip()]
     depths = [len(line) - len(line.lstrip(_TREE_PREFIX)) for line in lines]
-    return [
-        line.lstrip(_TREE_PREFIX)
-        for i, line in enumerate(lines)
-        if i + 1 == len(lines) or depths[i + 1] <= depths[i]
-    ]
+    found: list[tuple[str, list[str]]] = []
+    above: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        while above and above[-1][0] >= depths[i]:
+            above.pop()
+        text = line.lstrip(_TREE_PREFIX)
+        if i + 1 == len(lines) or depths[i + 1] <= depths[i]:
+            found.append((text, [t for _, t in above]))
+        above.append((depths[i], text))
+    return found
+
+
+def _in_a_view(above: list[str]) -> bool:
+    """Whether a node is part of a view's plan: below a View node (a temporary or session
+    catalog's view) or a catalog view's alias (`SubqueryAlias catalog.ns.view`)."""
+    return any(t.startswith("View (") or _QUALIFIED_ALIAS.match(t) for t in above)
 
 
 def _table(leaf: str, mounted: set[str]) -> TableName | str:
