@@ -89,12 +89,11 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
     untracked: list[str] = []
     if _CUT.search(analysed):
         untracked.append("its plan's text is cut (spark.sql.debug.maxToStringFields)")
-    for node in _nodes(analysed):
-        view = _TEMP_VIEW.match(node)
-        if view:
+    for leaf, above in _leaves(analysed):
+        # Every view has a leaf below it: its node is among that leaf's ancestors.
+        for view in filter(None, map(_TEMP_VIEW.match, above)):
             name = view.group("name").replace("`.`", ".")
             untracked.append(f"reads the temporary view {name}")
-    for leaf, above in _leaves(analysed):
         if leaf.startswith(_VALUES) and _in_a_view(above):
             # A view's VALUES: its rows are not printed, nor in the query's SQL.
             untracked.append("reads rows a view holds in its text (VALUES)")
@@ -120,16 +119,10 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
     )
 
 
-def _nodes(tree: str) -> list[str]:
-    """The node texts of a plan's tree text, without their tree prefixes (the first line, the
-    output's columns, is not a node)."""
-    lines = [line for line in tree.strip().splitlines()[1:] if line.strip()]
-    return [line.lstrip(_TREE_PREFIX) for line in lines]
-
-
 def _leaves(tree: str) -> list[tuple[str, list[str]]]:
     """The tree's leaves (nodes whose next line is no deeper than they are), each with the
-    texts of the nodes above it."""
+    texts of the nodes above it, without their tree prefixes (the text's first line, the
+    output's columns, is not a node)."""
     lines = [line for line in tree.strip().splitlines()[1:] if line.strip()]
     depths = [len(line) - len(line.lstrip(_TREE_PREFIX)) for line in lines]
     found: list[tuple[str, list[str]]] = []
