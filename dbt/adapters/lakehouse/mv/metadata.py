@@ -129,28 +129,31 @@ class SqlMetadata:
     def __init__(self, query: Query, table: TableName) -> None:
         self.query, self.table = query, table
 
-    # Each read's columns, as the batched read takes them too (their forms there: strings).
-    def main_sql(self) -> str:
-        return f"select snapshot_id from {self.table.sql_name}.refs where name = 'main'"
+    # Each read as (its columns, its FROM), which the batched read takes too (as strings there).
+    def main_read(self) -> tuple[tuple[str, ...], str]:
+        return ("snapshot_id",), f"{self.table.sql_name}.refs where name = 'main'"
 
-    def snapshots_sql(self) -> str:
+    def snapshots_read(self) -> tuple[tuple[str, ...], str]:
         # The entries as JSON: a map column's form differs between query paths (dbt's agate,
         # Spark's rows).
-        return (
-            "select snapshot_id, parent_id, operation, unix_millis(committed_at), "
-            f"to_json(map_filter(summary, (k, v) -> {_ANY_PREFIX})), "
-            f"summary['{TOTAL_BYTES}'], summary['{WRITER}'] from {self.table.sql_name}.snapshots"
-        )
+        columns = (
+            "snapshot_id", "parent_id", "operation", "unix_millis(committed_at)",
+            f"to_json(map_filter(summary, (k, v) -> {_ANY_PREFIX}))",
+            f"summary['{TOTAL_BYTES}']", f"summary['{WRITER}']",
+        )  # fmt: skip
+        return columns, f"{self.table.sql_name}.snapshots"
 
-    def schema_log_sql(self) -> str:
-        return (
-            "select latest_snapshot_id, latest_schema_id, unix_millis(timestamp) from "
-            f"{self.table.sql_name}.metadata_log_entries"
-        )
+    def schema_log_read(self) -> tuple[tuple[str, ...], str]:
+        columns = ("latest_snapshot_id", "latest_schema_id", "unix_millis(timestamp)")
+        return columns, f"{self.table.sql_name}.metadata_log_entries"
+
+    def _select(self, read: tuple[tuple[str, ...], str]) -> Any:
+        columns, source = read
+        return self.query(f"select {', '.join(columns)} from {source}")
 
     @cached_property
     def main(self) -> int | None:
-        return self.main_of(self.query(self.main_sql()))
+        return self.main_of(self._select(self.main_read()))
 
     @staticmethod
     def main_of(rows: Sequence[Sequence[Any]]) -> int | None:
@@ -158,7 +161,7 @@ class SqlMetadata:
 
     @cached_property
     def snapshots(self) -> Mapping[int, Snapshot]:
-        return self.snapshots_of(self.query(self.snapshots_sql()))
+        return self.snapshots_of(self._select(self.snapshots_read()))
 
     def snapshots_of(self, rows: Sequence[Sequence[Any]]) -> Mapping[int, Snapshot]:
         schemas = self._schema_at
@@ -179,7 +182,7 @@ class SqlMetadata:
     def _schema_log(self) -> list[tuple[int | None, int | None]]:
         """(snapshot, schema) current in each metadata file the table keeps a log of, oldest
         first (Iceberg keeps `write.metadata.previous-versions-max` of them, 100 by default)."""
-        return self.schema_log_of(self.query(self.schema_log_sql()))
+        return self.schema_log_of(self._select(self.schema_log_read()))
 
     @staticmethod
     def schema_log_of(rows: Sequence[Sequence[Any]]) -> list[tuple[int | None, int | None]]:
@@ -244,10 +247,10 @@ class SqlReader:
         found = [(t, m) for t, m in wanted if isinstance(m, SqlMetadata) and "main" not in vars(m)]
         parts = []
         for i, (table, read) in enumerate(found):
-            parts.append(_padded(i, "main", read.main_sql()))
-            parts.append(_padded(i, "log", read.schema_log_sql()))
+            parts.append(_padded(i, "main", read.main_read()))
+            parts.append(_padded(i, "log", read.schema_log_read()))
             if table in snapshots_too:
-                parts.append(_padded(i, "snapshots", read.snapshots_sql()))
+                parts.append(_padded(i, "snapshots", read.snapshots_read()))
         if len(parts) < 3:
             return
         try:
@@ -265,30 +268,12 @@ class SqlReader:
                 known["snapshots"] = read.snapshots_of(by_read.get((i, "snapshots"), []))
 
 
-def _padded(index: int, kind: str, sql: str) -> str:
+def _padded(index: int, kind: str, read: tuple[tuple[str, ...], str]) -> str:
     """One read of a batch: its columns as strings after (index, kind), padded with nulls."""
-    select, _, rest = sql.partition(" from ")
-    columns = _split_columns(select.removeprefix("select "))
+    columns, source = read
     cells = [f"cast({c} as string)" for c in columns]
     cells += ["cast(null as string)"] * (_BATCH_WIDTH - len(cells))
-    return f"select {index}, '{kind}', {', '.join(cells)} from {rest}"
-
-
-def _split_columns(text: str) -> list[str]:
-    """A select list's columns, split at the commas outside parentheses and quotes."""
-    columns, depth, quoted, start = [], 0, False, 0
-    for i, char in enumerate(text):
-        if char == "'":
-            quoted = not quoted
-        elif not quoted and char in "([":
-            depth += 1
-        elif not quoted and char in ")]":
-            depth -= 1
-        elif not quoted and depth == 0 and char == ",":
-            columns.append(text[start:i].strip())
-            start = i + 1
-    columns.append(text[start:].strip())
-    return columns
+    return f"select {index}, '{kind}', {', '.join(cells)} from {source}"
 
 
 def reader(spark: Any, query: Query) -> SqlReader:
