@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,9 +39,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from functional.infra.processes import free_port  # noqa: E402
-from harness import VENV_BIN, ours_target, write_profiles  # noqa: E402
+from served import served_lakehouse  # noqa: E402
 
 from dbt.adapters.lakehouse.reuse.connect_inputs import KEPT_CTE, probe  # noqa: E402
 
@@ -139,45 +135,29 @@ def main() -> int:
     prepare(classic, work / "pq-classic")
     expected = {name: truth(classic, query) for name, query in CASES.items()}
     classic.stop()
-    project = work / "p"
-    write_profiles(project, "det", {**ours_target("s"), "warehouse": str(work / "warehouse")})
-    (project / "dbt_project.yml").write_text("name: det\nversion: '1'\nprofile: det\n")
-    env = {**os.environ, "LAKEHOUSE_ENGINE_HOME": str(work / "e"), "DO_NOT_TRACK": "1"}
-    port = free_port()
-    serve = [str(VENV_BIN / "dbt-lakehouse"), "serve", "--profiles-dir", str(project)]
-    started = subprocess.run(
-        [*serve, "--thrift-port", "0", "--connect-port", str(port), "--token", TOKEN],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    if started.returncode != 0:
-        print(started.stdout, started.stderr, file=sys.stderr)
-        return 1
     unsafe, missed, seconds = 0, 0, []
-    remote = None
     try:
-        url = f"sc://localhost:{port}/;token={TOKEN};session_id={uuid.uuid4()}"
-        remote = SparkSession.builder.remote(url).create()
-        prepare(remote, work / "pq")
-        print(f"{'case':52} {'Spark':>13} {'probe':>13}  probe")
-        for name, query in CASES.items():
-            began = time.monotonic()
-            told = told_deterministic(remote, query)
-            seconds.append(time.monotonic() - began)
-            # told deterministic where Spark says not: reuse would be wrong; the other way
-            # round it is only reuse missed
-            unsafe += told and not expected[name]
-            missed += expected[name] and not told
-            mark = "" if told == expected[name] else ("  UNSAFE" if told else "  missed")
-            verdicts = ["deterministic" if v else "varying" for v in (expected[name], told)]
-            print(f"{name:52} {verdicts[0]:>13} {verdicts[1]:>13}  "
-                  f"{seconds[-1] * 1000:5.0f} ms{mark}", flush=True)  # fmt: skip
+        with served_lakehouse(work, TOKEN, work / "warehouse") as (port, _):
+            url = f"sc://localhost:{port}/;token={TOKEN};session_id={uuid.uuid4()}"
+            remote = SparkSession.builder.remote(url).create()
+            try:
+                prepare(remote, work / "pq")
+                print(f"{'case':52} {'Spark':>13} {'probe':>13}  probe")
+                for name, query in CASES.items():
+                    began = time.monotonic()
+                    told = told_deterministic(remote, query)
+                    seconds.append(time.monotonic() - began)
+                    # told deterministic where Spark says not: reuse would be wrong; the other way
+                    # round it is only reuse missed
+                    unsafe += told and not expected[name]
+                    missed += expected[name] and not told
+                    mark = "" if told == expected[name] else ("  UNSAFE" if told else "  missed")
+                    verdicts = ["deterministic" if v else "varying" for v in (expected[name], told)]
+                    print(f"{name:52} {verdicts[0]:>13} {verdicts[1]:>13}  "
+                          f"{seconds[-1] * 1000:5.0f} ms{mark}", flush=True)  # fmt: skip
+            finally:
+                remote.stop()  # its channel's threads would keep this process from exiting
     finally:
-        if remote is not None:
-            remote.stop()  # its channel's threads would keep this process from exiting
-        subprocess.run([*serve, "stop"], cwd=project, env=env, capture_output=True, timeout=300)
-        subprocess.run(
-            [str(VENV_BIN / "dbt-lakehouse"), "engine", "stop"], env=env, capture_output=True
-        )
         shutil.rmtree(work, ignore_errors=True)
     print(
         f"Spark {version}: {len(CASES) - unsafe - missed} of {len(CASES)} agree, {unsafe} "

@@ -22,18 +22,14 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from edit_loop import SAMPLE  # noqa: E402
-from functional.infra.processes import free_port  # noqa: E402
 from harness import (  # noqa: E402
     DBT,
-    VENV_BIN,
     Sample,
     Series,
     alternate,
@@ -44,6 +40,7 @@ from harness import (  # noqa: E402
     report,
     write_profiles,
 )
+from served import served_lakehouse  # noqa: E402
 from timed_runs import run_timed  # noqa: E402
 
 TOKEN = "bench-reuse-connect-token"  # noqa: S105 - this run's own server
@@ -61,66 +58,51 @@ def build(project: Path, env: dict[str, str], schema: str, url: str, log: Path) 
 def main() -> int:
     args = common_args(__doc__.splitlines()[0]).parse_args()
     work = Path(tempfile.mkdtemp(prefix="lh-reuse-connect-"))
-    served = work / "served"
-    env = {
-        **os.environ,
-        "LAKEHOUSE_ENGINE_HOME": str(work / "engines"),
-        "DO_NOT_TRACK": "1",
-        "WAREHOUSE": str(work / "warehouse"),
-    }
-    write_profiles(served, "served", {**ours_target("s"), "warehouse": env["WAREHOUSE"]})
-    (served / "dbt_project.yml").write_text("name: served\nversion: '1'\nprofile: served\n")
-    port = free_port()
-    serve = [str(VENV_BIN / "dbt-lakehouse"), "serve", "--profiles-dir", str(served)]
-    started = subprocess.run(
-        [*serve, "--thrift-port", "0", "--connect-port", str(port), "--token", TOKEN],
-        cwd=served, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    if started.returncode != 0:
-        print(started.stdout, started.stderr, file=sys.stderr)
-        return 1
-    url = f"sc://localhost:{port}/;token={TOKEN}"
+    env = {**os.environ, "WAREHOUSE": str(work / "warehouse")}
     try:
-        sides = {}
-        for side in ("on", "off"):
-            project = fresh_copy(SAMPLE, work / f"reuse-{side}")
-            sides[side] = (project, {**env, "LAKEHOUSE_REUSE": side})
-        logs = work / "logs"
-        logs.mkdir()
-
-        def empty(side: str):
-            project, side_env = sides[side]
-            return lambda n: build(
-                project, side_env, f"e{next(_SCHEMAS)}_{side}", url, logs / f"e-{side}-{n}.log"
-            )
-
-        def nothing(side: str):
-            project, side_env = sides[side]
-            return lambda n: build(project, side_env, f"n_{side}", url, logs / f"n-{side}-{n}.log")
-
-        empty_series = {side: Series(f"reuse {side}") for side in sides}
-        alternate(args.rounds, [(empty_series[s], empty(s)) for s in sides], rotate=True)
-        for side in sides:
-            for n in range(2):
-                nothing(side)(-1 - n)
-        nothing_series = {side: Series(f"reuse {side}") for side in sides}
-        alternate(args.rounds, [(nothing_series[s], nothing(s)) for s in sides], rotate=True)
-        report(
-            "reuse under Spark Connect (the sample over `dbt-lakehouse serve`)",
-            [
-                ("empty schema: on vs off", empty_series["on"], empty_series["off"], "1.03x"),
-                ("nothing changed: on vs off", nothing_series["on"], nothing_series["off"], "-"),
-            ],
-        )
-        failed = [s for series in (*empty_series.values(), *nothing_series.values())
-                  for s in series.samples if not s.ok]  # fmt: skip
-        return 1 if failed else 0
+        with served_lakehouse(work, TOKEN, work / "warehouse") as (port, served_env):
+            env.update(served_env)
+            return measure(args.rounds, work, env, f"sc://localhost:{port}/;token={TOKEN}")
     finally:
-        subprocess.run([*serve, "stop"], cwd=served, env=env, capture_output=True, timeout=300)
-        subprocess.run(
-            [str(VENV_BIN / "dbt-lakehouse"), "engine", "stop"], env=env, capture_output=True
-        )
         shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(rounds: int, work: Path, env: dict[str, str], url: str) -> int:
+    """Both cases, printed; 1 when a build failed."""
+    sides = {}
+    for side in ("on", "off"):
+        project = fresh_copy(SAMPLE, work / f"reuse-{side}")
+        sides[side] = (project, {**env, "LAKEHOUSE_REUSE": side})
+    logs = work / "logs"
+    logs.mkdir()
+
+    def empty(side: str):
+        project, side_env = sides[side]
+        return lambda n: build(
+            project, side_env, f"e{next(_SCHEMAS)}_{side}", url, logs / f"e-{side}-{n}.log"
+        )
+
+    def nothing(side: str):
+        project, side_env = sides[side]
+        return lambda n: build(project, side_env, f"n_{side}", url, logs / f"n-{side}-{n}.log")
+
+    empty_series = {side: Series(f"reuse {side}") for side in sides}
+    alternate(rounds, [(empty_series[s], empty(s)) for s in sides], rotate=True)
+    for side in sides:
+        for n in range(2):
+            nothing(side)(-1 - n)
+    nothing_series = {side: Series(f"reuse {side}") for side in sides}
+    alternate(rounds, [(nothing_series[s], nothing(s)) for s in sides], rotate=True)
+    report(
+        "reuse under Spark Connect (the sample over `dbt-lakehouse serve`)",
+        [
+            ("empty schema: on vs off", empty_series["on"], empty_series["off"], "1.03x"),
+            ("nothing changed: on vs off", nothing_series["on"], nothing_series["off"], "-"),
+        ],
+    )
+    failed = [s for series in (*empty_series.values(), *nothing_series.values())
+              for s in series.samples if not s.ok]  # fmt: skip
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
