@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.reuse.connect_inputs import inputs_of, probe
+from dbt.adapters.lakehouse.reuse.connect_inputs import inputs_of, probe, sql_text
 
 QUERY = "select b.id, v.s from lakehouse.exp.b b join lakehouse.exp.vb v on b.id = v.id"
 ANALYSED = """== Parsed Logical Plan ==
@@ -81,7 +81,21 @@ def test_the_digest_ignores_ids_and_follows_the_plan_and_the_sql() -> None:
     # a view's new definition: the query's text is the same, its plan is not
     redefined = text.replace("> cast(1 as bigint)", "> cast(2 as bigint)")
     assert inputs_of(redefined, QUERY, ["lakehouse"]).digest != digest
-    assert inputs_of(text, QUERY + " -- edited", ["lakehouse"]).digest != digest
+    assert inputs_of(text, QUERY + " where b.id > 0", ["lakehouse"]).digest != digest
+    # a comment or layout edit of the model is no change (its plan is the same)
+    relaid = QUERY.replace(" join ", "\n  -- the views' rows\n  join ") + " /* edited */"
+    assert inputs_of(text, relaid, ["lakehouse"]).digest == digest
+
+
+def test_the_sql_keeps_literals_quoted_names_and_hints_and_drops_comments() -> None:
+    assert sql_text("select 1--a comment\nfrom t  /* x */ ;") == "select 1 from t ;"
+    kept = "select '-- text', 'a  /* b */', `we--ird` from t where x = 'a\n  b'"
+    assert sql_text(kept) == kept
+    hinted = "select /*+ REPARTITION(3) */ *\n\tfrom t"
+    assert sql_text(hinted) == "select /*+ REPARTITION(3) */ * from t"
+    # sqlparse's parser refuses over 10,000 tokens; its lexer reads on
+    wide = "select " + ", ".join(f"c{i} -- {i}\n" for i in range(4000)) + " from t"
+    assert sql_text(wide).endswith("c3999 from t") and "--" not in sql_text(wide)
 
 
 def test_branches_cut_texts_and_unreadable_plans_are_not_trusted() -> None:

@@ -16,8 +16,10 @@ none told deterministic wrongly). From the analysed plan's text:
   tracked, and the node is built;
 - the expressions Spark calls deterministic that still differ from run to run (the current
   time, date, user or catalog), by their names in the text;
-- the digest: the compiled SQL and the analysed text with its per-analysis ids renumbered, so
-  a view's new definition is a change. Every field is printed (the session's
+- the digest: the compiled SQL, without its comments and with its whitespace runs as one
+  space (`sql_text`: a comment or layout edit is no change, as in process), and the analysed
+  text with its per-analysis ids renumbered, so a view's new definition is a change. Every
+  field is printed (the session's
   `spark.sql.debug.maxToStringFields` is raised when it starts, engine/connect.py); a text cut
   all the same is not trusted.
 """
@@ -28,6 +30,9 @@ import hashlib
 import re
 from collections.abc import Collection
 from typing import Any
+
+from sqlparse import lexer
+from sqlparse import tokens as T
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.inputs import KINDS, PlanInputs
@@ -109,7 +114,7 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
     if KEPT_CTE.search(optimized):
         varying.append("a non-deterministic expression")
     normalized = _CTE_IDS.sub(r"\1 n", _IDS.sub("#", analysed))
-    digest = hashlib.sha256(f"{query.strip()}\n{normalized}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{sql_text(query)}\n{normalized}".encode()).hexdigest()
     return PlanInputs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(dict.fromkeys(untracked)),
@@ -117,6 +122,23 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
         digest,
         query=query,
     )
+
+
+def sql_text(query: str) -> str:
+    """The query's SQL as the digest takes it: each comment gone (an optimizer hint, `/*+ */`
+    or `--+`, is kept: it can change the plan), each run of whitespace one space. The SQL is
+    split by sqlparse's lexer alone, so a `--` or `/*` inside a string literal or a quoted
+    name stays part of it, and a query of any length is read (its parser stops at 10,000
+    tokens)."""
+    parts: list[str] = []
+    for kind, value in lexer.tokenize(query):
+        hint = value.startswith(("/*+", "--+"))
+        if kind in T.Whitespace or kind in T.Newline or (kind in T.Comment and not hint):
+            if parts and parts[-1] != " ":
+                parts.append(" ")
+            continue
+        parts.append(value)
+    return "".join(parts).strip()
 
 
 def _leaves(tree: str) -> list[tuple[str, list[str]]]:

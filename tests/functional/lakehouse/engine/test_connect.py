@@ -210,6 +210,14 @@ class TestConnectProject:
             assert statuses[name] == "reused", reasons
         tests = [n for n in statuses if n.startswith(("unique_", "not_null_"))]
         assert tests and all(reasons[n] == f"not reusable: {CONNECT_TESTS}" for n in tests)
+        # A comment and layout edit is no change: the digest takes the SQL without them.
+        model = Path(project.project_root) / "models" / "totals.sql"
+        model.write_text(TOTALS_SQL.replace("select ", "-- doubled\nselect  ", 1) + "/* ok */\n")
+        try:
+            edited = run_dbt(["run", "--select", "totals"]).results[0]
+            assert str(edited.status) == "reused", edited.adapter_response
+        finally:
+            model.write_text(TOTALS_SQL)
         self._check_rows(project)
         project.run_sql(f"insert into {table(project, 'people_seed')} values (9, 'z', 1.0)")
         moved = run_dbt(["run", "--select", "people"]).results[0]
