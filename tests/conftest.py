@@ -34,7 +34,6 @@ Fixtures other tests may use (stable names; servers start on first use, on any p
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +106,6 @@ def pytest_configure(config: pytest.Config) -> None:
             jit = "-XX:TieredStopAtLevel=1"
             if "ReservedCodeCacheSize" not in given:
                 jit += " -XX:ReservedCodeCacheSize=240m"
-        # The serial collector (unless the caller chose one): G1's concurrent threads and
-        # write barriers buy short pauses the suite's small heaps do not need, on two cores.
-        # No slower in any run measured (dbt's adapter suite: 497 and 553 s against 550 and
-        # 579 s with G1; not a proven gain: docs/tests.md).
-        collector = "" if re.search(r"-XX:\+Use\w*GC\b", given) else "-XX:+UseSerialGC"
         interpreted = ""
         if config.getoption("--profile") in INTERPRETED_PROFILES and CODEGEN not in given:
             # Spark's own test setting (SQLConf's internal factoryMode): expressions and plans
@@ -126,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # /tmp/hadoop-<user>: a system property wins in Hadoop's `${...}` expansion, so this
         # reaches the REST catalog server's plain Hadoop conf as well as every Spark's.
         hadoop = f"-Dhadoop.tmp.dir={folder}/hadoop"
-        options = f"{given} {jit} {collector} {interpreted} -Djava.io.tmpdir={folder} {hadoop}"
+        options = f"{given} {jit} {interpreted} -Djava.io.tmpdir={folder} {hadoop}"
         os.environ["JDK_JAVA_OPTIONS"] = " ".join(options.split())
         config.stash[_JVM_TMP] = (folder, given)
 
