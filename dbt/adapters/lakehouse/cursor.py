@@ -30,7 +30,7 @@ from dbt.adapters.lakehouse.checkpoints.registry import compute_read, with_check
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
-from dbt.adapters.lakehouse.engine.written import write_target, written_object
+from dbt.adapters.lakehouse.engine.written import without_comments, write_target, written_object
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
 from dbt.adapters.lakehouse.iceberg.lineage import (
     commit_kind,
@@ -63,7 +63,7 @@ def split_statements(sql: str) -> list[str]:
 
 
 def _only_comments(statement: str) -> bool:
-    return not sqlparse.format(statement, strip_comments=True).strip()
+    return not without_comments(statement).strip()
 
 
 def _plain(value: Any) -> Any:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pyspark.sql import Row
 
-from dbt.adapters.lakehouse.cursor import LakehouseCursor
+from dbt.adapters.lakehouse.cursor import LakehouseCursor, split_statements
 from dbt.adapters.lakehouse.engine.diagnosis import explain_engine_error
-from dbt.adapters.lakehouse.engine.written import write_target
+from dbt.adapters.lakehouse.engine.written import without_comments, write_target, written_object
 from dbt.adapters.lakehouse.exceptions import CommitConflictError
 from unit.engine.engine_texts import (
     CONFLICT,
@@ -169,3 +169,13 @@ def test_rest_connect_timeout_is_unreachable_too() -> None:
     assert explained.startswith(
         "The Iceberg REST catalog at http://10.1.2.3:8181 is unreachable (Connect timed out)."
     )
+
+
+def test_a_statement_of_any_length_is_read_comments_aside() -> None:
+    # sqlparse's formatter refuses over 10,000 tokens; a wide model's CTAS has more
+    wide = ", ".join(f"c{i} as d{i} -- {i}\n" for i in range(3000))
+    ctas = f"-- a model\ncreate or replace table lakehouse.s.t as select {wide} from x"
+    written = written_object(ctas)
+    assert written is not None and (written.name, written.catalog) == ("lakehouse.s.t", "lakehouse")
+    assert without_comments("select '-- kept' /* gone */ from t") == "select '-- kept'   from t"
+    assert split_statements(f"{ctas};\n-- only a comment\n;select 1") == [ctas, "select 1"]

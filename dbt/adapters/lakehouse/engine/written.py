@@ -4,9 +4,12 @@ messages, and the describe memo's invalidation (describe_memo.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-import sqlparse
+from sqlparse import lexer
+from sqlparse import tokens as T
 
 _NAME = r"(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))*)"
 # Statements that change a catalog, by what they name: a table or view (catalog.ns.name), a
@@ -52,9 +55,26 @@ def name_parts(name: str) -> list[str]:
     ]
 
 
+def lexed_without_comments(sql: str) -> Iterator[tuple[Any, str]]:
+    """sqlparse's lexer tokens of `sql`, (kind, text), each comment as one space but an
+    optimizer hint (`/*+ */`, `--+`), which can change the plan. The lexer alone: a `--` or
+    `/*` inside a string literal or a quoted name stays part of it, and SQL of any length is
+    read (sqlparse's formatter refuses a statement of over 10,000 tokens)."""
+    for kind, value in lexer.tokenize(sql):
+        if kind in T.Comment and not value.startswith(("/*+", "--+")):
+            yield T.Whitespace, " "
+        else:
+            yield kind, value
+
+
+def without_comments(sql: str) -> str:
+    """`sql` with each comment one space (lexed_without_comments)."""
+    return "".join(value for _, value in lexed_without_comments(sql))
+
+
 def written_object(statement: str) -> WrittenObject | None:
     """What a statement changes and in which catalog, or None for a read-only statement."""
-    plain = sqlparse.format(statement, strip_comments=True).strip()
+    plain = without_comments(statement).strip()
     for kind, pattern in _WRITES:
         match = pattern.match(plain)
         if match is None:

@@ -31,9 +31,9 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from sqlparse import lexer
 from sqlparse import tokens as T
 
+from dbt.adapters.lakehouse.engine.written import lexed_without_comments
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.reuse.inputs import KINDS, PlanInputs
 
@@ -125,15 +125,12 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
 
 
 def sql_text(query: str) -> str:
-    """The query's SQL as the digest takes it: each comment gone (an optimizer hint, `/*+ */`
-    or `--+`, is kept: it can change the plan), each run of whitespace one space. The SQL is
-    split by sqlparse's lexer alone, so a `--` or `/*` inside a string literal or a quoted
-    name stays part of it, and a query of any length is read (its parser stops at 10,000
-    tokens)."""
+    """The query's SQL as the digest takes it: without its comments (an optimizer hint, which
+    can change the plan, kept; engine/written.py), each run of whitespace outside literals and
+    quoted names one space."""
     parts: list[str] = []
-    for kind, value in lexer.tokenize(query):
-        hint = value.startswith(("/*+", "--+"))
-        if kind in T.Whitespace or kind in T.Newline or (kind in T.Comment and not hint):
+    for kind, value in lexed_without_comments(query):
+        if kind in T.Whitespace:
             if parts and parts[-1] != " ":
                 parts.append(" ")
             continue
