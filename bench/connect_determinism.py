@@ -9,11 +9,14 @@ its plan is not deterministic (InlineCTE), and one kept is then read through a r
 its own (ReplaceCTERefWithRepartition). So the adapter's probe (reuse/connect_inputs.py, which
 reuse under Spark Connect decides with) wraps the query as
 
-    with p as (select *, 1 as marker from (<query>) q) select * from p union all select * from p
+    with p as (select *, 1 as marker from (<query>) q)
+    select * from p union all select * from p where false
 
 (the marker column keeps the CTE's top a projection, which a user's DISTRIBUTE BY cannot
-replace) and looks for a CTE kept in its optimized plan: a repartition without expressions (a
-user's DISTRIBUTE BY or hint names its expressions or count), or a CTE node. One kept, the
+replace; the second read's `where false` is pruned after the optimizer decided on inlining, so
+the query is planned once) and looks for a CTE kept in its optimized plan: a repartition
+without expressions (a user's DISTRIBUTE BY or hint names its expressions or count), or a CTE
+node. One kept, the
 probe's or one inside the query, is a non-deterministic query.
 
 Each case runs twice: the probe over a Spark Connect server (`dbt-lakehouse serve` on an

@@ -210,3 +210,24 @@ def test_a_decisions_metadata_tables_are_read_in_one_statement() -> None:
     again = SqlReader(None, failing)
     again.prefetch([upstream, node], [])
     assert "main" not in vars(again(upstream))
+
+
+def test_one_tables_head_and_log_are_one_statement_run_the_way_asked() -> None:
+    from dbt.adapters.lakehouse.mv.metadata import SqlReader
+
+    def refused(sql: str) -> list[tuple]:
+        raise AssertionError(f"read through the reader's own query: {sql}")
+
+    asked: list[str] = []
+
+    def beside(sql: str) -> list[tuple]:  # another thread's query (reuse/connect_inputs.py)
+        asked.append(sql)
+        return [("0", "main", "7", *[None] * 6), ("0", "log", "7", "1", "100", *[None] * 4)]
+
+    read = SqlReader(None, refused)
+    upstream = TableName("c", "s", "up")
+    read.prefetch([upstream], [], beside)
+    assert len(asked) == 1 and asked[0].count("union all") == 1
+    assert (read(upstream).main, read(upstream).current_schema_id) == (7, 1)
+    read.prefetch([upstream], [])  # known already: no statement
+    assert len(asked) == 1

@@ -152,3 +152,39 @@ def test_a_views_values_are_not_trusted_the_querys_own_are() -> None:
     assert inputs_of(global_view, "select 1", ["c"]).untracked == (
         "reads the temporary view global_temp.g",
     )
+
+
+def test_the_graphs_tables_are_read_beside_the_explain_and_its_misses_after() -> None:
+    import threading
+
+    from dbt.adapters.lakehouse.mv.metadata import SqlReader
+    from dbt.adapters.lakehouse.reuse.connect_inputs import inputs_and_metadata
+
+    explain = ANALYSED.format(optimized=INLINED)
+    threads: dict[str, str] = {}
+
+    def head_and_log(sql: str) -> list[tuple]:
+        return [(str(i), kind, "9", "1", "100", *[None] * 4)
+                for i in range(sql.count("'main'")) for kind in ("main", "log")]  # fmt: skip
+
+    class Frame:
+        def __init__(self, sql: str) -> None:
+            self.sql = sql
+
+        def collect(self) -> list[tuple]:
+            threads[self.sql.split(" ", 1)[0]] = threading.current_thread().name
+            return [(explain,)] if self.sql.startswith("explain") else head_and_log(self.sql)
+
+    class Spark:
+        def sql(self, sql: str) -> Frame:
+            return Frame(sql)
+
+    after: list[str] = []
+    read = SqlReader(None, lambda sql: after.append(sql) or head_and_log(sql))
+    guessed = [TableName("lakehouse", "exp", "other")]  # the graph's guess, which misses b
+    found = inputs_and_metadata(Spark(), QUERY, ["lakehouse"], read, guessed, [])
+    assert found.tables == (TableName("lakehouse", "exp", "b"),)
+    assert threads["explain"] != threads["select"]  # the guess was read on a thread beside it
+    assert len(after) == 1 and "`b`.refs" in after[0]  # b, missed, read after it in one statement
+    assert read(TableName("lakehouse", "exp", "b")).main == 9
+    assert "main" in vars(read(guessed[0]))

@@ -238,11 +238,17 @@ class SqlReader:
             self._read[key] = found if found is not None else SqlMetadata(self.query, table)
         return self._read[key]
 
-    def prefetch(self, tables: Sequence[TableName], snapshots_too: Sequence[TableName]) -> None:
+    def prefetch(
+        self,
+        tables: Sequence[TableName],
+        snapshots_too: Sequence[TableName],
+        query: Query | None = None,
+    ) -> None:
         """The `main` head and schema log of each of `tables`, and the snapshots of each of
         `snapshots_too`, read as SQL in one statement: each metadata table read is a statement
         and a Spark job (about 0.1 s under Spark Connect), and a decision reads several. Where
-        that statement fails (a table not there), each is read on its own, with its error."""
+        that statement fails (a table not there), each is read on its own, with its error.
+        `query`: how that statement runs, when not this reader's way (another thread's)."""
         wanted = [(t, self(t)) for t in dict.fromkeys([*tables, *snapshots_too])]
         found = [(t, m) for t, m in wanted if isinstance(m, SqlMetadata) and "main" not in vars(m)]
         parts = []
@@ -251,10 +257,10 @@ class SqlReader:
             parts.append(_padded(i, "log", read.schema_log_read()))
             if table in snapshots_too:
                 parts.append(_padded(i, "snapshots", read.snapshots_read()))
-        if len(parts) < 3:
+        if not parts:
             return
         try:
-            rows = self.query(" union all ".join(parts))
+            rows = (query or self.query)(" union all ".join(parts))
         except Exception:  # noqa: BLE001 - each read again on its own says what failed
             return
         by_read: dict[tuple[int, str], list[Sequence[Any]]] = {}

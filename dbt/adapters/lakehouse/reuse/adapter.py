@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lakehouse.engine import prepared, runtime
-from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
-from dbt.adapters.lakehouse.mv import metadata, reading
+from dbt.adapters.lakehouse.mv import metadata
 from dbt.adapters.lakehouse.mv.state import (
     BUILD_PREFIX,
     SQL_CHANGED,
@@ -37,8 +36,7 @@ from dbt.adapters.lakehouse.mv.state import (
     rows_commit,
 )
 from dbt.adapters.lakehouse.reuse import memo, test_store
-from dbt.adapters.lakehouse.reuse.connect_inputs import connect_inputs
-from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
+from dbt.adapters.lakehouse.reuse.inputs import PlanInputs
 from dbt.adapters.lakehouse.reuse.plan import (
     INCREMENTAL_SETTINGS,
     SNAPSHOT_SETTINGS,
@@ -50,6 +48,7 @@ from dbt.adapters.lakehouse.reuse.plan import (
     switch,
 )
 from dbt.adapters.lakehouse.reuse.status import mark_reused_results
+from dbt.adapters.lakehouse.reuse.tracked import tracked_inputs
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
 if TYPE_CHECKING:
@@ -69,19 +68,23 @@ def reuse_plan(
     has_hooks: bool,
     settings: tuple[str, ...] = (),
     mode: str | None = None,
+    graph: Any = None,
 ) -> dict[str, Any]:
     """{reuse: bool, reason: str} for a model written by one statement over `query` (a table,
     an incremental model, a snapshot). When the node is built, its build's commits carry the
     record (when reuse applies to it at all). `settings`: the node kind's own watched configs.
     `mode`: an incremental model's `full` build or `incremental` run; its query reads its own
-    table then, whose state is the record on its `main`."""
+    table then, whose state is the record on its `main`. `graph`: dbt's flat graph (a guess at
+    what it reads, reuse/graph_reads.py)."""
 
     analysed: list[tuple[Any, PlanInputs]] = []
 
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
         has_table = existing is not None and not existing.is_view and not full_refresh
         reads_itself = mode == INCREMENTAL_RUN
-        tracked = tracked_inputs(adapter, spark, read, query, target, reads_itself, has_table)
+        tracked = tracked_inputs(
+            adapter, spark, read, query, target, reads_itself, has_table, graph, model["unique_id"]
+        )
         if isinstance(tracked, str):
             return tracked
         inputs, states = tracked
@@ -233,12 +236,15 @@ def prefetch_test_results(
     adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
 ) -> None:
     """A command that runs data tests reads their results' store before the first test needs
-    it; one that selected none (`build --resource-type model`) does not."""
+    it; one that selected none (`build --resource-type model`) does not, nor one under Spark
+    Connect."""
     from dbt.flags import get_flags
 
     from dbt import selected_resources
 
     if str(getattr(get_flags(), "WHICH", "")) not in test_store.TESTING_COMMANDS:
+        return
+    if runtime.is_connect(spark):  # its tests are not reused there (reuse/tests.py)
         return
     if not any(str(node).startswith("test.") for node in selected_resources.SELECTED_RESOURCES):
         return
@@ -317,71 +323,6 @@ def _building_empty() -> bool:
     from dbt.flags import get_flags
 
     return bool(getattr(get_flags(), "EMPTY", False))
-
-
-def tracked_inputs(
-    adapter: LakehouseAdapter,
-    spark: Any,
-    read: metadata.Reader,
-    query: str,
-    target: TableName | None,
-    reads_itself: bool = False,
-    target_built: bool = False,
-) -> tuple[PlanInputs, list[UpstreamState]] | str:
-    """The query's plan inputs and each input's state now (a model's, a data test's), or why
-    they cannot tell whether its rows would be the same (the refusal's words). `target_built`:
-    the node's table is there, its record read next."""
-    if runtime.is_connect(spark):
-        catalogs = [mount.name for mount in adapter._resolved().spec.catalogs]
-        inputs = connect_inputs(spark, query, catalogs)
-        if isinstance(read, metadata.SqlReader):  # the metadata tables of all, one statement
-            mine = [target] if target is not None and target_built else []
-            read.prefetch([*inputs.tables, *mine], mine)
-    else:
-        inputs = node_inputs(spark, query)
-    if inputs.varying:
-        return f"non-deterministic ({', '.join(inputs.varying)})"
-    known = _known_first(read, inputs.metadata)
-    states, untracked = _states(adapter, known, inputs.tables, target, reads_itself)
-    if [*inputs.untracked, *untracked]:
-        return "; ".join([*inputs.untracked, *untracked])
-    return inputs, states
-
-
-def _known_first(read: metadata.Reader, known: Mapping[str, str]) -> metadata.Reader:
-    """`read`, except for the tables whose metadata the analysis loaded (PlanInputs.metadata):
-    that metadata, not a second load from the catalog."""
-    if not known:
-        return read
-
-    def found(table: TableName) -> metadata.TableMetadata:
-        text = known.get(str(table))
-        return read(table) if text is None else metadata.parse_metadata_json(text)
-
-    return found
-
-
-def _states(
-    adapter: LakehouseAdapter,
-    read: metadata.Reader,
-    tables: tuple[TableName, ...],
-    target: TableName | None,
-    reads_itself: bool,
-) -> tuple[list[UpstreamState], list[str]]:
-    """Each input's state now, and why an input cannot be tracked. The node's own table is an
-    input only of an incremental run, whose record on that table's `main` stands for it."""
-    states: list[UpstreamState] = []
-    untracked: list[str] = []
-    for table in tables:
-        if str(table) == str(target):
-            if not reads_itself:
-                untracked.append(f"reads its own table {table}")
-            continue
-        try:
-            states.append(reading.upstream_state(adapter._metadata_rows, read, table))
-        except (RelationMissingError, NamespaceMissingError):
-            untracked.append(f"cannot read the metadata of {table}")
-    return states, untracked
 
 
 def remembered(invocation: str, node_id: str, reason: str) -> dict[str, Any]:

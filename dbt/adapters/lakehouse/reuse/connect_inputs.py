@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sqlparse import tokens as T
 
 from dbt.adapters.lakehouse.engine.written import lexed_without_comments
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.mv.metadata import SqlReader
 from dbt.adapters.lakehouse.reuse.inputs import KINDS, PlanInputs
 
 _ANALYSED = "== Analyzed Logical Plan =="
@@ -65,10 +67,13 @@ _CLASS_OF = {"Relation": "LogicalRelation"}
 
 def probe(query: str) -> str:
     """The query as a CTE read twice, with a column of its own on top (a user's DISTRIBUTE BY
-    cannot then be the CTE's top node)."""
+    cannot then be the CTE's top node). The second read is `where false`: the optimizer decides
+    whether to inline the CTE (its first batches, counting both reads) before it prunes that
+    read, so the query is optimized and planned once, not twice (half the server's CPU for
+    the probe)."""
     return (
         f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
-        "select * from lakehouse_probe union all select * from lakehouse_probe"
+        "select * from lakehouse_probe union all select * from lakehouse_probe where false"
     )
 
 
@@ -80,6 +85,34 @@ def connect_inputs(spark: Any, query: str, catalogs: Collection[str]) -> PlanInp
     except Exception as exc:  # the query fails its analysis: its build says why
         text = str(exc)
     return inputs_of(text, query, catalogs)
+
+
+def inputs_and_metadata(
+    spark: Any,
+    query: str,
+    catalogs: Collection[str],
+    read: SqlReader,
+    guessed: Sequence[TableName],
+    own: Sequence[TableName],
+) -> PlanInputs:
+    """`connect_inputs`, with the metadata a decision reads next loaded in one statement: that
+    of the tables dbt's graph says the query reads (`guessed`, reuse/graph_reads.py) and of the
+    node's own table (`own`, its snapshots too) beside the `EXPLAIN`, on a thread of its own
+    (a Connect session takes concurrent requests), then that of any table the `EXPLAIN` names
+    that the guess missed. Both reads end before the node's statement runs, as its record
+    requires. The side thread's statement carries no node tag: a cancelled node's short metadata
+    read ends on its own."""
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in spark.sql(sql).collect()]
+
+    with ThreadPoolExecutor(1, thread_name_prefix="lakehouse-metadata") as pool:
+        ahead = pool.submit(read.prefetch, [*guessed, *own], own, rows) if guessed or own else None
+        inputs = connect_inputs(spark, query, catalogs)
+    if ahead is not None:
+        ahead.result()
+    read.prefetch([*inputs.tables, *own], own)
+    return inputs
 
 
 def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:

@@ -30,6 +30,7 @@ _TEMP_VIEW = re.compile(
 # Kept on the session object itself, which a restarted engine replaces.
 _CHANGED = "_lakehouse_memo_changed"  # what changed it
 _TEMP_VIEWS = "_lakehouse_memo_temp_views"  # the temporary views statements made in it
+_CONTEXT = "_lakehouse_name_context"  # its current catalog and namespace, while unchanged
 _SESSION_LOCK = threading.Lock()
 
 
@@ -56,6 +57,22 @@ def session_changed(spark: Any, why: str) -> None:
         if getattr(spark, _CHANGED, None) is None:
             logger.debug(f"reuse decisions are not recalled in this session any more: {why}")
             setattr(spark, _CHANGED, why)
+
+
+def name_context(spark: Any) -> tuple[str, str]:
+    """(current catalog, current namespace): where the session resolves a name of one or two
+    parts. Read once per session while no statement changed how it resolves names; each read
+    is a round trip under Spark Connect, and every view's decision asks."""
+    with _SESSION_LOCK:
+        known = None if getattr(spark, _CHANGED, None) else getattr(spark, _CONTEXT, None)
+    if known is not None:
+        return known
+    found = (str(spark.catalog.currentCatalog()), str(spark.catalog.currentDatabase()))
+    with _SESSION_LOCK:
+        # A USE is noted before it runs: one noted since the read began leaves nothing kept.
+        if getattr(spark, _CHANGED, None) is None:
+            setattr(spark, _CONTEXT, found)
+    return found
 
 
 def session_as_new(texts: Sequence[str]) -> bool:

@@ -44,10 +44,10 @@ from dbt.adapters.lakehouse.reuse.adapter import (
     refusal,
     remembered,
     session_refusal,
-    tracked_inputs,
 )
 from dbt.adapters.lakehouse.reuse.plan import build_reasons
 from dbt.adapters.lakehouse.reuse.test_store import Row, Stored
+from dbt.adapters.lakehouse.reuse.tracked import tracked_inputs
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict, take_verdict
 
 if TYPE_CHECKING:

@@ -35,6 +35,7 @@ from dbt.adapters.lakehouse.reuse.adapter import (
 )
 from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
 from dbt.adapters.lakehouse.reuse.plan import also_watched, view_definition
+from dbt.adapters.lakehouse.reuse.session_state import name_context
 from dbt.adapters.lakehouse.reuse.stand_ins import remember
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
 
@@ -93,7 +94,7 @@ def view_plan(
         # The view's stand-in, made after its statement, reads this same query (no second
         # analysis of a stack of views).
         prepared.keep_for_stand_in(spark, analysed, frame)
-        context = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
+        context = name_context(spark)
         definition = view_definition(query, frame.schema.json(), context, model)
     if full_refresh:
         why = "--full-refresh"
