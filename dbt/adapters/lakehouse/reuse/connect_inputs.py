@@ -69,8 +69,8 @@ def probe(query: str) -> str:
     """The query as a CTE read twice, with a column of its own on top (a user's DISTRIBUTE BY
     cannot then be the CTE's top node). The second read is `where false`: the optimizer decides
     whether to inline the CTE (its first batches, counting both reads) before it prunes that
-    read, so the query is optimized and planned once, not twice (half the server's CPU for
-    the probe)."""
+    read, so the query is optimized and planned once, not twice (0.69-0.83x the server's CPU
+    of a probe planning both, bench/connect_decision_cost.py)."""
     return (
         f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
         "select * from lakehouse_probe union all select * from lakehouse_probe where false"

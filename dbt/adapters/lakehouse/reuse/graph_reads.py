@@ -4,8 +4,9 @@ the tables and sources below them.
 Under Spark Connect a decision needs two round trips: an `EXPLAIN` that says what the query
 really reads, then one statement reading those tables' metadata. Each costs a few hundred
 milliseconds on a served engine, on every node that decides. The metadata of the tables the
-graph names is read beside the `EXPLAIN` (reuse/connect_inputs.py), so the decision waits for
-the longer of the two instead of both. The graph is a guess, never the answer: a table the
+graph names is read beside the `EXPLAIN` (reuse/connect_inputs.py), so the two overlap (where
+the server's cores are not busy, the decision waits for the longer of the two instead of
+both). The graph is a guess, never the answer: a table the
 `EXPLAIN` names that the graph did not is read after it, one the graph named that the `EXPLAIN`
 does not is not used.
 """

@@ -1,0 +1,161 @@
+"""What a reuse decision costs under Spark Connect (issue 61): the adapter's probe against the
+former one, and its two reads beside each other against one after the other.
+
+A decision under Connect is an `EXPLAIN EXTENDED` of the query wrapped as a CTE read twice
+(reuse/connect_inputs.py `probe`), then one statement reading its inputs' metadata tables.
+Two changes are measured here, each against what it replaced, in one run, sides alternating:
+
+0. the probe whose second read is `where false` (the optimizer decides on inlining before it
+   prunes that read: the query is planned once) against the former probe, whose two reads
+   were both planned;
+1. the metadata of the tables dbt's graph names read beside the `EXPLAIN`
+   (`inputs_and_metadata`) against the `EXPLAIN` then the metadata statement.
+
+The query joins two views over two Iceberg tables, on `dbt-lakehouse serve`'s Connect endpoint
+(an embedded lakehouse of this run's own). Printed per case: wall time (the decision's wait)
+and the server's CPU time (every `java` process's, read from /proc: run it with nothing else
+on the machine), medians over the rounds, and their ratios.
+
+    .venv/bin/python bench/connect_decision_cost.py --rounds 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from served import served_lakehouse  # noqa: E402
+
+from dbt.adapters.lakehouse.iceberg.table_name import TableName  # noqa: E402
+from dbt.adapters.lakehouse.mv.metadata import SqlReader  # noqa: E402
+from dbt.adapters.lakehouse.reuse.connect_inputs import (  # noqa: E402
+    connect_inputs,
+    inputs_and_metadata,
+    probe,
+)
+
+TOKEN = "bench-connect-decision-token"  # noqa: S105 - this run's own server
+CATALOG = "lakehouse"
+SETUP = (
+    f"create namespace if not exists {CATALOG}.b",
+    f"create or replace table {CATALOG}.b.orders using iceberg as "
+    "select id as order_id, id % 100 as customer_id, cast(id % 7 as string) as status "
+    "from range(20000)",
+    f"create or replace table {CATALOG}.b.payments using iceberg as "
+    "select id as payment_id, id % 20000 as order_id, id * 1.5 as amount from range(40000)",
+    f"create or replace view {CATALOG}.b.stg_orders as select * from {CATALOG}.b.orders",
+    f"create or replace view {CATALOG}.b.stg_payments as select * from {CATALOG}.b.payments",
+)
+QUERY = (
+    f"select o.order_id, o.status, sum(p.amount) as amount from {CATALOG}.b.stg_orders o "
+    f"join {CATALOG}.b.stg_payments p on o.order_id = p.order_id group by o.order_id, o.status"
+)
+TABLES = [TableName(CATALOG, "b", "orders"), TableName(CATALOG, "b", "payments")]
+
+
+def former_probe(query: str) -> str:
+    """The probe before 2026-12-07: both CTE reads planned."""
+    return (
+        f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
+        "select * from lakehouse_probe union all select * from lakehouse_probe"
+    )
+
+
+def server_cpu_seconds() -> float:
+    """User and system CPU of every `java` process (the served engine)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as handle:
+                if handle.read().strip() != "java":
+                    continue
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measured(action: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, server CPU seconds) of one call."""
+    cpu, began = server_cpu_seconds(), time.perf_counter()
+    action()
+    return time.perf_counter() - began, server_cpu_seconds() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    from pyspark.sql import SparkSession
+
+    work = Path(tempfile.mkdtemp(prefix="lh-decision-"))
+    try:
+        with served_lakehouse(work, TOKEN, work / "warehouse") as (port, _):
+            url = f"sc://localhost:{port}/;token={TOKEN};session_id={uuid.uuid4()}"
+            spark = SparkSession.builder.remote(url).create()
+            try:
+                return measure(spark, args.rounds)
+            finally:
+                spark.stop()  # its channel's threads would keep this process from exiting
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect session
+    for statement in SETUP:
+        spark.sql(statement)
+
+    def rows(sql: str) -> list[tuple]:
+        return [tuple(row) for row in spark.sql(sql).collect()]
+
+    def explain(text: str) -> None:
+        spark.sql("explain extended " + text).collect()
+
+    def after() -> None:
+        inputs = connect_inputs(spark, QUERY, [CATALOG])
+        SqlReader(spark, rows).prefetch(inputs.tables, [])
+
+    def beside() -> None:
+        inputs_and_metadata(spark, QUERY, [CATALOG], SqlReader(spark, rows), TABLES, [])
+
+    cases = [
+        ("probe: planned once / both reads planned",
+         lambda: explain(probe(QUERY)), lambda: explain(former_probe(QUERY))),
+        ("decision's reads: beside / one after the other", beside, after),
+    ]  # fmt: skip
+    for _, ours, other in cases:  # untimed: the server's JIT, the tables' first loads
+        for _ in range(3):
+            ours(), other()
+    header = f"{'wall ours/other':>20} {'ratio':>7} {'server CPU ours/other':>24} {'ratio':>7}"
+    print(f"{'case':48} {header}")
+    for name, ours, other in cases:
+        samples: dict[str, list[tuple[float, float]]] = {"ours": [], "other": []}
+        for n in range(rounds):
+            sides = [("ours", ours), ("other", other)]
+            for side, action in sides if n % 2 == 0 else reversed(sides):
+                samples[side].append(measured(action))
+        wall = [statistics.median(s[0] for s in samples[k]) for k in ("ours", "other")]
+        cpu = [statistics.median(s[1] for s in samples[k]) for k in ("ours", "other")]
+        print(
+            f"{name:48} {wall[0] * 1000:8.0f}/{wall[1] * 1000:.0f} ms {wall[0] / wall[1]:6.2f}x "
+            f"{cpu[0] * 1000:12.0f}/{cpu[1] * 1000:.0f} ms {cpu[0] / cpu[1]:6.2f}x",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
