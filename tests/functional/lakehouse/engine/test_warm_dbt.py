@@ -175,7 +175,7 @@ def test_commands_forked_from_a_zygote_behave_as_their_own_process(
         built = overlay.dbt(project, home, "run")
     finally:
         os.umask(previous)
-    assert built.returncode == 0 and overlay.served("run") == 1
+    assert built.returncode == 0 and overlay.served("run") == 1, output(built)
     assert oct((project / "target" / "manifest.json").stat().st_mode & 0o777) == "0o600"
     shown = overlay.dbt(
         project, home, "show", "--inline", "select sum(tripled) as t from {{ ref('numbers') }}"

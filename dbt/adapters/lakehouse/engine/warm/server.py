@@ -327,11 +327,27 @@ class Supervisor:
                 process.kill()
 
 
-def main(folder: Path) -> int:
+def take_live_lock(folder: Path, patience: float = 2.0) -> int | None:
+    """The descriptor holding the folder's live lock (kept open for as long as this process
+    lives), or None when another supervisor holds it. Whether a supervisor is alive is asked by
+    taking the lock shared for an instant (folder.py `supervisor_alive`: `engine status`, a
+    command's check whether an attach would be quick): such a probe can hold it just as this
+    one starts, so only a lock still taken after `patience` seconds is another supervisor's."""
     live = os.open(folder / LIVE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(live, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            fcntl.flock(live, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return live
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(live)
+                return None
+            time.sleep(0.02)
+
+
+def main(folder: Path) -> int:
+    if take_live_lock(folder) is None:
         return 0  # another supervisor already serves this engine
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
