@@ -1,15 +1,21 @@
 """What a reuse decision costs under Spark Connect (issue 61): the adapter's probe against the
-former one, and its two reads beside each other against one after the other.
+former one, its two reads beside each other against one after the other, and a statement's
+rows fetched in one round trip against `spark.sql`, `schema`, `collect`.
 
 A decision under Connect is an `EXPLAIN EXTENDED` of the query wrapped as a CTE read twice
 (reuse/connect_inputs.py `probe`), then one statement reading its inputs' metadata tables.
-Two changes are measured here, each against what it replaced, in one run, sides alternating:
+Each change is measured against what it replaced, in one run, sides alternating:
 
 0. the probe whose second read is `where false` (the optimizer decides on inlining before it
    prunes that read: the query is planned once) against the former probe, whose two reads
    were both planned;
 1. the metadata of the tables dbt's graph names read beside the `EXPLAIN`
-   (`inputs_and_metadata`) against the `EXPLAIN` then the metadata statement.
+   (`inputs_and_metadata`) against the `EXPLAIN` then the metadata statement;
+2. a data test's count query, fetched as the adapter's cursor now fetches a read whose rows
+   dbt reads straight after (engine/runtime.py `fetched`: the statement sent as the plan to
+   run) against the former path (`spark.sql`, which the server analyses as a command, then
+   `schema` for dbt's column names, then `collect`, which asks for a setting first);
+3. the same for one table's metadata (`refs`), the reads the decision itself makes.
 
 The query joins two views over two Iceberg tables, on `dbt-lakehouse serve`'s Connect endpoint
 (an embedded lakehouse of this run's own). Printed per case: wall time (the decision's wait)
@@ -35,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from served import served_lakehouse  # noqa: E402
 
+from dbt.adapters.lakehouse.engine import runtime  # noqa: E402
 from dbt.adapters.lakehouse.iceberg.table_name import TableName  # noqa: E402
 from dbt.adapters.lakehouse.mv.metadata import SqlReader  # noqa: E402
 from dbt.adapters.lakehouse.reuse.connect_inputs import (  # noqa: E402
@@ -60,6 +67,12 @@ QUERY = (
     f"join {CATALOG}.b.stg_payments p on o.order_id = p.order_id group by o.order_id, o.status"
 )
 TABLES = [TableName(CATALOG, "b", "orders"), TableName(CATALOG, "b", "payments")]
+# dbt's not_null test, as its test materialization wraps it.
+TEST_QUERY = (
+    "select count(*) as failures, count(*) != 0 as should_warn, count(*) != 0 as should_error "
+    f"from (select order_id from {CATALOG}.b.stg_orders where order_id is null) dbt_internal_test"
+)
+REFS = f"select name, snapshot_id from {CATALOG}.b.orders.refs"
 
 
 def former_probe(query: str) -> str:
@@ -118,11 +131,20 @@ def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect sessio
     for statement in SETUP:
         spark.sql(statement)
 
-    def rows(sql: str) -> list[tuple]:
-        return [tuple(row) for row in spark.sql(sql).collect()]
+    def rows(sql: str) -> list[tuple]:  # as the adapter reads: both sides of case 1 alike
+        return runtime.rows(spark, sql)
 
     def explain(text: str) -> None:
         spark.sql("explain extended " + text).collect()
+
+    def fetched_at_once(sql: str) -> None:
+        _, schema = runtime.fetched(spark, sql)
+        assert schema.fields
+
+    def fetched_before(sql: str) -> None:
+        frame = spark.sql(sql)
+        assert frame.schema.fields
+        frame.collect()
 
     def after() -> None:
         inputs = connect_inputs(spark, QUERY, [CATALOG])
@@ -135,12 +157,16 @@ def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect sessio
         ("probe: planned once / both reads planned",
          lambda: explain(probe(QUERY)), lambda: explain(former_probe(QUERY))),
         ("decision's reads: beside / one after the other", beside, after),
+        ("a test's query: one round trip / sql+schema+collect",
+         lambda: fetched_at_once(TEST_QUERY), lambda: fetched_before(TEST_QUERY)),
+        ("a table's refs: one round trip / sql+schema+collect",
+         lambda: fetched_at_once(REFS), lambda: fetched_before(REFS)),
     ]  # fmt: skip
     for _, ours, other in cases:  # untimed: the server's JIT, the tables' first loads
         for _ in range(3):
             ours(), other()
     header = f"{'wall ours/other':>20} {'ratio':>7} {'server CPU ours/other':>24} {'ratio':>7}"
-    print(f"{'case':48} {header}")
+    print(f"{'case':54} {header}")
     for name, ours, other in cases:
         samples: dict[str, list[tuple[float, float]]] = {"ours": [], "other": []}
         for n in range(rounds):
@@ -150,7 +176,7 @@ def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect sessio
         wall = [statistics.median(s[0] for s in samples[k]) for k in ("ours", "other")]
         cpu = [statistics.median(s[1] for s in samples[k]) for k in ("ours", "other")]
         print(
-            f"{name:48} {wall[0] * 1000:8.0f}/{wall[1] * 1000:.0f} ms {wall[0] / wall[1]:6.2f}x "
+            f"{name:54} {wall[0] * 1000:8.0f}/{wall[1] * 1000:.0f} ms {wall[0] / wall[1]:6.2f}x "
             f"{cpu[0] * 1000:12.0f}/{cpu[1] * 1000:.0f} ms {cpu[0] / cpu[1]:6.2f}x",
             flush=True,
         )

@@ -242,8 +242,9 @@ class LakehouseConnectionManager(SQLConnectionManager):
         self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None
     ) -> tuple[AdapterResponse, agate.Table]:
         # A query runs in Spark when its rows are fetched, after add_query's handler has
-        # returned: its errors need the same mapping.
-        with self.exception_handler(sql):
+        # returned: its errors need the same mapping. Rows fetched straight after may be
+        # fetched as the statement runs (cursor.py `_reads_at_once`).
+        with self.exception_handler(sql), runtime.rows_read_at_once(fetch):
             return super().execute(sql, auto_begin=auto_begin, fetch=fetch, limit=limit)
 
     @staticmethod

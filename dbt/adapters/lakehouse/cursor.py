@@ -52,6 +52,21 @@ Description = tuple[str, str, None, None, None, None, bool]
 # A batch's statement with this line runs even when an earlier one failed (cleanup, such as
 # dropping a staging table); the batch still fails with the first error.
 FINALLY_LINE = re.compile(r"^\s*--\s*lakehouse:finally\s*$", re.M)
+# A statement that only reads, by its first word after blanks and comments (dbt's query
+# comment); one that starts with WITH, by what follows its common table expressions.
+_READS = re.compile(
+    r"(?:\s|--[^\n]*\n|/\*.*?\*/)*"
+    r"(?:(select|values|table|from|show|describe|desc|explain)\b|\(|(with)\b)",
+    re.I | re.S,
+)
+
+
+def only_reads(statement: str) -> bool:
+    """Whether a statement only reads (a query, SHOW, DESCRIBE, EXPLAIN)."""
+    found = _READS.match(statement)
+    if found is None:
+        return False
+    return not found.group(2) or sqlparse.parse(statement)[0].get_type() == "SELECT"
 
 
 def split_statements(sql: str) -> list[str]:
@@ -111,6 +126,9 @@ class LakehouseCursor:
         self._read_only = {k.lower(): v for k, v in (read_only or {}).items()}
         self._node = node
         self._df: DataFrame | None = None
+        # A query's rows and schema fetched as it ran (`_reads_at_once`), not yet handed out.
+        self._ready: tuple[list[Any], Any] | None = None
+        self._last_of_batch = True
         self._rows: list[tuple[Any, ...]] | None = None
         self._clock: StatementClock | None = None
         # The Iceberg snapshot the last execute committed (iceberg/lineage.py), for
@@ -119,11 +137,15 @@ class LakehouseCursor:
 
     @property
     def description(self) -> list[Description]:
-        if self._df is None:
+        if self._ready is not None:
+            schema = self._ready[1]
+        elif self._df is not None:
+            schema = self._df.schema
+        else:
             return []
         return [
             (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
-            for f in self._df.schema.fields
+            for f in schema.fields
         ]
 
     @property
@@ -132,6 +154,7 @@ class LakehouseCursor:
 
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
         self._df = None
+        self._ready = None
         self._rows = None
         args = list(bindings) if bindings else None
         statements = split_statements(sql)
@@ -139,9 +162,12 @@ class LakehouseCursor:
             self._refuse_read_only_write(statement)
         self.snapshot_id = None
         failure: Exception | None = None
-        for statement in statements:
+        for number, statement in enumerate(statements, 1):
             if failure is not None and not FINALLY_LINE.search(statement):
                 continue
+            # Only the batch's last statement gives the rows a fetch reads.
+            self._last_of_batch = number == len(statements)
+            self._ready = None
             try:
                 self._execute_one(statement, args)
             except Exception as exc:
@@ -202,7 +228,7 @@ class LakehouseCursor:
 
     def _run_with_commit_retries(
         self, statement: str, args: list[Any] | None, reading: str
-    ) -> DataFrame:
+    ) -> DataFrame | None:
         """`reading`: the statement over the run's stand-ins (itself when it reads none)."""
         attempt = 0
         while True:
@@ -225,7 +251,7 @@ class LakehouseCursor:
                 )
                 self._sleep(delay)
 
-    def _sql(self, statement: str, args: list[Any] | None, reading: str) -> DataFrame:
+    def _sql(self, statement: str, args: list[Any] | None, reading: str) -> DataFrame | None:
         created = None if args else create_over_stand_ins(self._spark, statement)
         if created is not None:  # its query's analysis is the statement's planning
             self._analysed, result = created
@@ -248,7 +274,22 @@ class LakehouseCursor:
         with statement_scope(self._spark, statement):
             if args:
                 return self._spark.sql(statement, args=args)
+            if self._reads_at_once(statement):
+                self._ready = runtime.fetched(self._spark, statement)
+                return None
             return runtime.sql(self._spark, statement)
+
+    def _reads_at_once(self, statement: str) -> bool:
+        """Whether to fetch the rows as the statement runs: under Spark Connect, one round trip
+        in place of four (runtime.fetched), for a statement that only reads and whose caller
+        reads its rows straight after (runtime.rows_read_at_once: dbt's `execute` with `fetch`),
+        so that it still runs, and fails, within `execute`."""
+        return (
+            self._last_of_batch
+            and runtime.rows_read_now()
+            and runtime.is_connect(self._spark)
+            and only_reads(statement)
+        )
 
     def _create_from_analysed(self, statement: str, query: str, frame: Any) -> DataFrame | None:
         """A table model's CREATE TABLE ... AS run over the query its reuse decision analysed
@@ -265,7 +306,9 @@ class LakehouseCursor:
 
     def _collect(self) -> list[tuple[Any, ...]]:
         if self._rows is None:
-            if self._df is None:
+            if self._ready is not None:
+                self._rows = [tuple(_plain(v) for v in row) for row in self._ready[0]]
+            elif self._df is None:
                 self._rows = []
             else:
                 self._rows = [tuple(_plain(v) for v in row) for row in self._df.collect()]
@@ -290,6 +333,7 @@ class LakehouseCursor:
 
     def close(self) -> None:
         self._df = None
+        self._ready = None
         self._rows = None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,6 +100,7 @@ def check_failed(
 
 
 def _status(args: argparse.Namespace) -> int:
+    from dbt.adapters.lakehouse.engine import runtime
     from dbt.adapters.lakehouse.engine.lifecycle import ENGINE
     from dbt.adapters.lakehouse.iceberg.history import table_name
     from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -127,10 +129,7 @@ def _status(args: argparse.Namespace) -> int:
         return fail(
             "mv status", scrub(str(getattr(exc, "msg", None) or exc), resolved.secret_values())
         )
-
-    def query(sql: str) -> list[tuple[Any, ...]]:
-        return [tuple(row) for row in spark.sql(sql).collect()]
-
+    query = functools.partial(runtime.rows, spark)
     read = metadata.reader(spark, query)
     failed = False
     warned: list[str] = []

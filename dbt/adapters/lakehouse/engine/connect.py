@@ -136,7 +136,7 @@ def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
     )
     for catalog in spec.catalogs:
         try:
-            spark.sql(f"show namespaces in `{catalog.name}`").collect()
+            runtime.rows(spark, f"show namespaces in `{catalog.name}`")
         except Exception as exc:
             text = engine_error_text(exc)
             explained = explain_engine_error(

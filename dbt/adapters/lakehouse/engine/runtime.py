@@ -10,9 +10,11 @@ names the feature, why it needs the driver in this process, and what to do inste
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from dbt.adapters.lakehouse.exceptions import ConnectUnsupportedError
@@ -181,6 +183,70 @@ def sql(spark: Any, statement: str, args: dict[str, str] | None = None) -> Any:
     from pyspark.sql import DataFrame
 
     return DataFrame(session.sql(statement, args) if args else session.sql(statement), spark)
+
+
+# Set while a caller runs a statement whose rows it reads straight after (dbt's `execute` with
+# `fetch`, the adapter's metadata reads): the cursor may then fetch them as it runs it.
+_ROWS_READ_AT_ONCE = contextvars.ContextVar("lakehouse_rows_read_at_once", default=False)
+
+
+@contextlib.contextmanager
+def rows_read_at_once(reading: bool = True) -> Iterator[None]:
+    """Within it, the statements run on this thread have their rows read straight after."""
+    token = _ROWS_READ_AT_ONCE.set(reading)
+    try:
+        yield
+    finally:
+        _ROWS_READ_AT_ONCE.reset(token)
+
+
+def rows_read_now() -> bool:
+    return _ROWS_READ_AT_ONCE.get()
+
+
+def fetched(spark: Any, statement: str) -> tuple[list[Any], Any]:
+    """A statement's rows (PySpark `Row`s) and schema, for a caller that reads them at once.
+
+    Under Spark Connect on PySpark 4, one round trip: the statement goes as the plan to run.
+    `spark.sql` first sends it as a command the server analyses (and a query's text comes back
+    to be analysed again when its rows are fetched), `collect` then asks the server for a
+    setting (`binaryAsBytes`) and `schema` is one more request: four round trips and three
+    analyses for a data test's count (bench/connect_decision_cost.py). A command (SHOW,
+    EXPLAIN) in a plan runs once too, as the server analyses it. Binary values come as bytes,
+    PySpark's default. Elsewhere, and on PySpark 3.5, whose client has no such path: `sql`
+    then `collect`."""
+    one_trip = _one_trip(spark)
+    if one_trip is None:
+        frame = sql(spark, statement)
+        return frame.collect(), frame.schema
+    data_frame, plan, conversion, from_arrow_schema = one_trip
+    table, schema = data_frame(plan(statement), spark)._to_table()
+    schema = schema or from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    return conversion.convert(table, schema, binary_as_bytes=True), schema
+
+
+def rows(spark: Any, statement: str) -> list[tuple[Any, ...]]:
+    """A statement's rows as tuples (`fetched`, without asking for the schema where it costs a
+    call of its own)."""
+    found = fetched(spark, statement)[0] if _one_trip(spark) else sql(spark, statement).collect()
+    return [tuple(row) for row in found]
+
+
+def _one_trip(spark: Any) -> tuple[Any, Any, Any, Any] | None:
+    """PySpark 4's Connect classes `fetched` runs a plan with, or None (in process, PySpark 3.5,
+    a client whose internals moved: the plain path)."""
+    if not is_connect(spark):
+        return None
+    try:
+        from pyspark.sql.connect.dataframe import DataFrame
+        from pyspark.sql.connect.plan import SQL
+        from pyspark.sql.conversion import ArrowTableToRowsConversion
+        from pyspark.sql.pandas.types import from_arrow_schema
+    except ImportError:
+        return None
+    if not hasattr(DataFrame, "_to_table"):
+        return None
+    return DataFrame, SQL, ArrowTableToRowsConversion, from_arrow_schema
 
 
 def _session_class(spark: Any) -> Any:

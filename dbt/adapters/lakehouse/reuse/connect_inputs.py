@@ -26,6 +26,7 @@ none told deterministic wrongly). From the analysed plan's text:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Collection, Sequence
@@ -34,6 +35,7 @@ from typing import Any
 
 from sqlparse import tokens as T
 
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.written import lexed_without_comments
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv.metadata import SqlReader
@@ -81,7 +83,7 @@ def connect_inputs(spark: Any, query: str, catalogs: Collection[str]) -> PlanInp
     """The inputs of `query` as the Connect server analyses it; `catalogs`: the mounted
     Iceberg catalogs' names."""
     try:
-        text = str(spark.sql("explain extended " + probe(query)).collect()[0][0])
+        text = str(runtime.rows(spark, "explain extended " + probe(query))[0][0])
     except Exception as exc:  # the query fails its analysis: its build says why
         text = str(exc)
     return inputs_of(text, query, catalogs)
@@ -102,10 +104,7 @@ def inputs_and_metadata(
     that the guess missed. Both reads end before the node's statement runs, as its record
     requires. The side thread's statement carries no node tag: a cancelled node's short metadata
     read ends on its own."""
-
-    def rows(sql: str) -> list[tuple[Any, ...]]:
-        return [tuple(row) for row in spark.sql(sql).collect()]
-
+    rows = functools.partial(runtime.rows, spark)
     with ThreadPoolExecutor(1, thread_name_prefix="lakehouse-metadata") as pool:
         ahead = pool.submit(read.prefetch, [*guessed, *own], own, rows) if guessed or own else None
         inputs = connect_inputs(spark, query, catalogs)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lakehouse.delta_mirror import adapter as delta_adapter
 from dbt.adapters.lakehouse.delta_mirror import sync as deltasync
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.iceberg.tables import table_location
@@ -119,6 +120,6 @@ def time_travel_table(adapter: LakehouseAdapter, relation: Any) -> LakehouseRela
 
 
 def metadata_rows(adapter: LakehouseAdapter, sql: str) -> list[tuple[Any, ...]]:
-    with adapter.connections.exception_handler(sql):
+    with adapter.connections.exception_handler(sql), runtime.rows_read_at_once():
         _, cursor = adapter.connections.add_query(sql, auto_begin=False)
         return list(cursor.fetchall())

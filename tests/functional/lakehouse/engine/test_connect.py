@@ -7,6 +7,7 @@ depot's secrets, sent as session conf, stay out of the server's log and dbt's.""
 
 from __future__ import annotations
 
+import decimal
 import json
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dbt.tests.util import run_dbt, run_dbt_and_capture
+from dbt_common.exceptions import DbtDatabaseError
 
 from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
 from functional.infra.connect import ConnectServer
@@ -156,6 +158,36 @@ class TestConnectProject:
         count = stats.get("row_count") or stats.get("row_count_at_most")
         assert count is not None and count["value"] == 3, stats
         assert stats["has_stats"]["value"] is True
+
+    def test_reads_fetched_at_once_give_what_collect_gives_and_fail_as_statements(self, project):
+        """A read whose rows dbt fetches straight after goes to the server as the plan to run
+        (engine/runtime.py `fetched`, one round trip): the same rows and columns as the
+        statement run by `spark.sql` and collected, and an error mapped as any statement's."""
+        from dbt.adapters.lakehouse.engine import runtime
+
+        query = (
+            "select timestamp'2024-01-02 03:04:05' as ts, cast(1.50 as decimal(5, 2)) as d, "
+            "date'2024-02-29' as day, X'CAFE' as b, array(1, 2) as a, "
+            "named_struct('k', 'v') as st, map('m', 1) as mp, cast(null as string) as n, "
+            f"(select count(*) from {table(project, 'people')} where id > 1) as failures"
+        )
+        adapter = project.adapter
+        with adapter.connection_named("__test"):
+            read = {}
+            for at_once in (True, False):
+                with runtime.rows_read_at_once(at_once):
+                    _, cursor = adapter.connections.add_query(query, auto_begin=False)
+                    read[at_once] = (cursor.description, cursor.fetchall(), cursor._ready)
+            assert read[True][2] is not None and read[False][2] is None  # the path each took
+            assert read[True][:2] == read[False][:2]
+            [row] = read[True][1]
+            assert row[-1] == 2 and row[1] == decimal.Decimal("1.50") and row[3] == "cafe"
+            _, agate_table = adapter.execute(
+                f"select count(*) as n from {table(project, 'people')}", fetch=True
+            )
+            assert [tuple(r) for r in agate_table.rows] == [(3,)]
+            with pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND"):
+                adapter.execute(f"select * from {table(project, 'no_such_table')}", fetch=True)
 
     def test_commits_name_their_run_and_node_on_four_threads(self, project):
         """Commit lineage through a clone's session conf (iceberg/lineage.py): on 4 threads,
