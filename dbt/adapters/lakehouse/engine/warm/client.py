@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,6 +163,13 @@ def _attach_control(
 ) -> tuple[socket.socket, dict[str, Any]]:
     with start_lock(folder):
         for _ in range(2):
+            if supervisor_alive(folder) and not read_private_json(folder / server.STATE_FILE):
+                # Alive with no state yet: starting, and its starter gone (a command that ended
+                # or was stopped as its engine started, which lets go of the start lock). Its
+                # socket is not bound yet; taken for wedged, it would be stopped (a 30 s wait)
+                # and started again.
+                logger.debug(f"the warm engine in {folder} is starting; waiting for it")
+                _await_ready(folder, lambda: None if supervisor_alive(folder) else 0, False)
             if supervisor_alive(folder):
                 try:
                     return _connect(folder, hello), read_private_json(folder / server.STATE_FILE)
@@ -235,17 +243,29 @@ def _start(
             start_new_session=True,  # not in dbt's process group: ctrl-c in dbt leaves it be
             close_fds=True,
         )
+    _await_ready(folder, process.poll)
+
+
+def _await_ready(
+    folder: Path, exit_code: Callable[[], int | None], gone_is_failure: bool = True
+) -> None:
+    """Until the engine starting in `folder` is ready; its start's failure raised. `exit_code`:
+    its supervisor's, None while it runs. Not `gone_is_failure` (another command's start
+    waited for): a supervisor gone without a state returns, for this command to start one."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         state = read_private_json(folder / server.STATE_FILE)
         if state.get("state") == "ready":
             return
-        if state.get("state") == "failed" or process.poll() is not None:
-            reason = state.get("reason") or f"it exited with code {process.poll()}"
+        code = exit_code()
+        if state.get("state") == "failed" or (code is not None and gone_is_failure):
+            reason = state.get("reason") or f"it exited with code {code}"
             raise EngineSetupError(
                 f"The warm Spark engine did not start: {reason}. Its output is in "
                 f"{folder / server.LOG_FILE}:\n{log_tail(folder / server.LOG_FILE)}"
             )
+        if code is not None:
+            return
         time.sleep(0.05)
     stop_engine(folder)
     raise EngineSetupError(
