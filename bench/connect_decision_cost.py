@@ -1,16 +1,19 @@
 """What a reuse decision costs under Spark Connect (issue 61): the adapter's probe against the
-former one, its two reads beside each other against one after the other, and a statement's
-rows fetched in one round trip against `spark.sql`, `schema`, `collect`.
+former one, its inputs' states read from the EXPLAIN's scans against a metadata statement
+after it, and a statement's rows fetched in one round trip against `spark.sql`, `schema`,
+`collect`.
 
 A decision under Connect is an `EXPLAIN EXTENDED` of the query wrapped as a CTE read twice
-(reuse/connect_inputs.py `probe`), then one statement reading its inputs' metadata tables.
+(reuse/connect_inputs.py `probe`), whose Iceberg scans give each input's state, and a read of
+the node's own table's metadata when it has one.
 Each change is measured against what it replaced, in one run, sides alternating:
 
 0. the probe whose second read is `where false` (the optimizer decides on inlining before it
    prunes that read: the query is planned once) against the former probe, whose two reads
    were both planned;
-1. the metadata of the tables dbt's graph names read beside the `EXPLAIN`
-   (`inputs_and_metadata`) against the `EXPLAIN` then the metadata statement;
+1. the inputs' snapshots and schema ids read from the `EXPLAIN`'s Iceberg scans
+   (`inputs_and_metadata`: no statement more) against the `EXPLAIN` then the statement reading
+   their metadata tables (what the decision did before 2026-12-07 afternoon);
 2. a data test's count query, fetched as the adapter's cursor now fetches a read whose rows
    dbt reads straight after (engine/runtime.py `fetched`: the statement sent as the plan to
    run) against the former path (`spark.sql`, which the server analyses as a command, then
@@ -150,13 +153,14 @@ def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect sessio
         inputs = connect_inputs(spark, QUERY, [CATALOG])
         SqlReader(spark, rows).prefetch(inputs.tables, [])
 
-    def beside() -> None:
-        inputs_and_metadata(spark, QUERY, [CATALOG], SqlReader(spark, rows), TABLES, [])
+    def scanned() -> None:
+        inputs = inputs_and_metadata(spark, QUERY, [CATALOG], SqlReader(spark, rows), [])
+        assert len(inputs.scanned) == len(TABLES), inputs.scanned  # nothing left to read
 
     cases = [
         ("probe: planned once / both reads planned",
          lambda: explain(probe(QUERY)), lambda: explain(former_probe(QUERY))),
-        ("decision's reads: beside / one after the other", beside, after),
+        ("inputs' states: the EXPLAIN's scans / a metadata read", scanned, after),
         ("a test's query: one round trip / sql+schema+collect",
          lambda: fetched_at_once(TEST_QUERY), lambda: fetched_before(TEST_QUERY)),
         ("a table's refs: one round trip / sql+schema+collect",

@@ -60,6 +60,7 @@ beside_the_cluster() {
   # statement after its dbt process is killed).
   "$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
     --profile connect tests/functional/lakehouse/engine/test_connect.py \
+    tests/functional/lakehouse/engine/test_connect_reads.py \
     tests/functional/lakehouse/engine/test_cancel.py \
     tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge \
     tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
@@ -78,6 +79,7 @@ beside_the_cluster() {
     tests/functional/lakehouse/profile/test_s3_faults.py
   "$OTHER/bin/pytest" -q --durations=10 --profile connect \
     tests/functional/lakehouse/engine/test_connect.py \
+    tests/functional/lakehouse/engine/test_connect_reads.py \
     tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
   "$OTHER/bin/pytest" -q --profile local \
     tests/functional/lakehouse/engine/test_warm_rows.py::test_the_feature_project_builds_under_warn_error_on_this_dbt_line

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from dbt.adapters.lakehouse.cursor import LakehouseCursor, only_reads
+from dbt.adapters.lakehouse.cursor import LakehouseCursor
 from dbt.adapters.lakehouse.engine import runtime
+from dbt.adapters.lakehouse.engine.written import only_reads
 
 SCHEMA = StructType([StructField("failures", LongType(), False), StructField("s", StringType())])
 

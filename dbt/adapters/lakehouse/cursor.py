@@ -30,7 +30,12 @@ from dbt.adapters.lakehouse.checkpoints.registry import compute_read, with_check
 from dbt.adapters.lakehouse.engine import prepared, runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.engine.statement_conf import statement_confs, statement_scope
-from dbt.adapters.lakehouse.engine.written import without_comments, write_target, written_object
+from dbt.adapters.lakehouse.engine.written import (
+    only_reads,
+    without_comments,
+    write_target,
+    written_object,
+)
 from dbt.adapters.lakehouse.exceptions import CommitConflictError, ReadOnlyDepotError
 from dbt.adapters.lakehouse.iceberg.lineage import (
     commit_kind,
@@ -52,21 +57,6 @@ Description = tuple[str, str, None, None, None, None, bool]
 # A batch's statement with this line runs even when an earlier one failed (cleanup, such as
 # dropping a staging table); the batch still fails with the first error.
 FINALLY_LINE = re.compile(r"^\s*--\s*lakehouse:finally\s*$", re.M)
-# A statement that only reads, by its first word after blanks and comments (dbt's query
-# comment); one that starts with WITH, by what follows its common table expressions.
-_READS = re.compile(
-    r"(?:\s|--[^\n]*\n|/\*.*?\*/)*"
-    r"(?:(select|values|table|from|show|describe|desc|explain)\b|\(|(with)\b)",
-    re.I | re.S,
-)
-
-
-def only_reads(statement: str) -> bool:
-    """Whether a statement only reads (a query, SHOW, DESCRIBE, EXPLAIN)."""
-    found = _READS.match(statement)
-    if found is None:
-        return False
-    return not found.group(2) or sqlparse.parse(statement)[0].get_type() == "SELECT"
 
 
 def split_statements(sql: str) -> list[str]:

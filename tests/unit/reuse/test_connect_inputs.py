@@ -154,14 +154,47 @@ def test_a_views_values_are_not_trusted_the_querys_own_are() -> None:
     )
 
 
-def test_the_graphs_tables_are_read_beside_the_explain_and_its_misses_after() -> None:
+SCAN = (
+    "+- BatchScan {table}[id#1056L] IcebergScan(table={table}, schemaId={schema}, "
+    "snapshotId={snapshot}, branch={branch}, filters=, runtimeFilters=, groupedBy=) "
+    "RuntimeFilters: []\n"
+)
+
+
+def _explained(*scans: tuple[str, str, str, str]) -> str:
+    physical = "".join(
+        SCAN.format(table=t, schema=schema, snapshot=snapshot, branch=branch)
+        for t, schema, snapshot, branch in scans
+    )
+    return ANALYSED.format(optimized=INLINED) + physical
+
+
+def test_the_scans_give_each_inputs_snapshot_and_current_schema() -> None:
+    b = "lakehouse.exp.b"
+    told = inputs_of(
+        _explained((b, "3", "42", "null"), (b, "3", "42", "null")), QUERY, ["lakehouse"]
+    )
+    assert told.scanned == {b: (42, "3")}
+    assert inputs_of(_explained((b, "0", "null", "null")), QUERY, ["lakehouse"]).scanned == {
+        b: (None, "0")  # a table with no snapshot yet
+    }
+    for unsure in (
+        ((b, "3", "42", "null"), (b, "3", "41", "null")),  # at two snapshots: its metadata says
+        ((b, "3", "42", "audit_1"),),  # a branch's scan is not main's
+        (("other.exp.c", "1", "7", "null"),),  # not an input of a mounted catalog
+        (),  # pruned by the optimizer: not scanned
+    ):
+        assert inputs_of(_explained(*unsure), QUERY, ["lakehouse"]).scanned == {}
+
+
+def test_own_table_read_beside_the_explain_and_unscanned_inputs_after() -> None:
     import threading
 
     from dbt.adapters.lakehouse.mv.metadata import SqlReader
     from dbt.adapters.lakehouse.reuse.connect_inputs import inputs_and_metadata
 
-    explain = ANALYSED.format(optimized=INLINED)
     threads: dict[str, str] = {}
+    explained = {"text": ""}
 
     def head_and_log(sql: str) -> list[tuple]:
         return [(str(i), kind, "9", "1", "100", *[None] * 4)
@@ -173,18 +206,26 @@ def test_the_graphs_tables_are_read_beside_the_explain_and_its_misses_after() ->
 
         def collect(self) -> list[tuple]:
             threads[self.sql.split(" ", 1)[0]] = threading.current_thread().name
-            return [(explain,)] if self.sql.startswith("explain") else head_and_log(self.sql)
+            if self.sql.startswith("explain"):
+                return [(explained["text"],)]
+            return head_and_log(self.sql)
 
     class Spark:
         def sql(self, sql: str) -> Frame:
             return Frame(sql)
 
+    own = [TableName("lakehouse", "exp", "own")]
     after: list[str] = []
     read = SqlReader(None, lambda sql: after.append(sql) or head_and_log(sql))
-    guessed = [TableName("lakehouse", "exp", "other")]  # the graph's guess, which misses b
-    found = inputs_and_metadata(Spark(), QUERY, ["lakehouse"], read, guessed, [])
-    assert found.tables == (TableName("lakehouse", "exp", "b"),)
-    assert threads["explain"] != threads["select"]  # the guess was read on a thread beside it
-    assert len(after) == 1 and "`b`.refs" in after[0]  # b, missed, read after it in one statement
-    assert read(TableName("lakehouse", "exp", "b")).main == 9
-    assert "main" in vars(read(guessed[0]))
+    explained["text"] = _explained()  # b not scanned: its metadata is read after the EXPLAIN
+    found = inputs_and_metadata(Spark(), QUERY, ["lakehouse"], read, own)
+    assert found.tables == (TableName("lakehouse", "exp", "b"),) and found.scanned == {}
+    assert threads["explain"] != threads["select"]  # its own table read on a thread beside it
+    assert len(after) == 1 and "`b`.refs" in after[0] and "`own`" not in after[0]
+    assert read(TableName("lakehouse", "exp", "b")).main == 9 and "main" in vars(read(own[0]))
+
+    after.clear()
+    explained["text"] = _explained(("lakehouse.exp.b", "2", "42", "null"))
+    read = SqlReader(None, lambda sql: after.append(sql) or head_and_log(sql))
+    found = inputs_and_metadata(Spark(), QUERY, ["lakehouse"], read, [])
+    assert found.scanned == {"lakehouse.exp.b": (42, "2")} and after == []  # nothing read

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import sqlparse
 from sqlparse import lexer
 from sqlparse import tokens as T
 
@@ -90,3 +91,20 @@ def write_target(statement: str) -> str | None:
     """The object a DML/DDL statement writes, as written (`cat`.`ns`.`t`), or None."""
     written = written_object(statement)
     return written.name if written else None
+
+
+# A statement that only reads, by its first word after blanks and comments (dbt's query
+# comment); one that starts with WITH, by what follows its common table expressions.
+_READS = re.compile(
+    r"(?:\s|--[^\n]*\n|/\*.*?\*/)*"
+    r"(?:(select|values|table|from|show|describe|desc|explain)\b|\(|(with)\b)",
+    re.I | re.S,
+)
+
+
+def only_reads(statement: str) -> bool:
+    """Whether a statement only reads (a query, SHOW, DESCRIBE, EXPLAIN)."""
+    found = _READS.match(statement)
+    if found is None:
+        return False
+    return not found.group(2) or sqlparse.parse(statement)[0].get_type() == "SELECT"

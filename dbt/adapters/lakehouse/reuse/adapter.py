@@ -68,23 +68,19 @@ def reuse_plan(
     has_hooks: bool,
     settings: tuple[str, ...] = (),
     mode: str | None = None,
-    graph: Any = None,
 ) -> dict[str, Any]:
     """{reuse: bool, reason: str} for a model written by one statement over `query` (a table,
     an incremental model, a snapshot). When the node is built, its build's commits carry the
     record (when reuse applies to it at all). `settings`: the node kind's own watched configs.
     `mode`: an incremental model's `full` build or `incremental` run; its query reads its own
-    table then, whose state is the record on its `main`. `graph`: dbt's flat graph (a guess at
-    what it reads, reuse/graph_reads.py)."""
+    table then, whose state is the record on its `main`."""
 
     analysed: list[tuple[Any, PlanInputs]] = []
 
     def identify(spark: Any, read: metadata.Reader, target: TableName) -> Identity | str:
         has_table = existing is not None and not existing.is_view and not full_refresh
         reads_itself = mode == INCREMENTAL_RUN
-        tracked = tracked_inputs(
-            adapter, spark, read, query, target, reads_itself, has_table, graph, model["unique_id"]
-        )
+        tracked = tracked_inputs(adapter, spark, read, query, target, reads_itself, has_table)
         if isinstance(tracked, str):
             return tracked
         inputs, states = tracked

@@ -22,6 +22,9 @@ none told deterministic wrongly). From the analysed plan's text:
   field is printed (the session's
   `spark.sql.debug.maxToStringFields` is raised when it starts, engine/connect.py); a text cut
   all the same is not trusted.
+
+From the physical plan's Iceberg scans, each input's state: the snapshot read and the table's
+current schema id (`_scanned`), which the metadata tables cannot give.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -63,6 +66,12 @@ _PER_RUN = re.compile(
 _IDS = re.compile(r"#\d+L?")
 _CTE_IDS = re.compile(r"\b(CTERelation(?:Def|Ref)) \d+")
 _CUT = re.compile(r"\.\.\. \d+ more fields")
+# Iceberg's scan in the physical plan (SparkScan.description): the table, the schema id, the
+# snapshot it reads (null: none yet) and the branch.
+_ICEBERG_SCAN = re.compile(
+    r"IcebergScan\(table=(?P<table>[^,\s]+), schemaId=(?P<schema>\d+), "
+    r"snapshotId=(?P<snapshot>-?\d+|null), branch=(?P<branch>[^,\s]+)"
+)
 # A leaf's class as the text names it, where the name differs from the class's (inputs.KINDS).
 _CLASS_OF = {"Relation": "LogicalRelation"}
 
@@ -94,23 +103,29 @@ def inputs_and_metadata(
     query: str,
     catalogs: Collection[str],
     read: SqlReader,
-    guessed: Sequence[TableName],
     own: Sequence[TableName],
 ) -> PlanInputs:
-    """`connect_inputs`, with the metadata a decision reads next loaded in one statement: that
-    of the tables dbt's graph says the query reads (`guessed`, reuse/graph_reads.py) and of the
-    node's own table (`own`, its snapshots too) beside the `EXPLAIN`, on a thread of its own
-    (a Connect session takes concurrent requests), then that of any table the `EXPLAIN` names
-    that the guess missed. Both reads end before the node's statement runs, as its record
-    requires. The side thread's statement carries no node tag: a cancelled node's short metadata
-    read ends on its own."""
+    """`connect_inputs`, with the metadata a decision reads next: that of the node's own table
+    (`own`, its snapshots too) beside the `EXPLAIN`, on a thread of its own (a Connect session
+    takes concurrent requests), then, in one statement, that of any input the `EXPLAIN`'s scans
+    do not tell (`PlanInputs.scanned`). Both reads end before the node's statement runs, as its
+    record requires. The side thread's statement carries no node tag: a cancelled node's short
+    metadata read ends on its own.
+
+    The own table's schema is the log's, its latest snapshot's: a column of it dropped and
+    added again outside dbt (no snapshot) goes unseen here, where the driver's metadata sees
+    it in process. Its current schema id (a scan's) would see it, and would see as well the
+    column comments `persist_docs` sets after each build, so that such a node were never
+    reused."""
     rows = functools.partial(runtime.rows, spark)
     with ThreadPoolExecutor(1, thread_name_prefix="lakehouse-metadata") as pool:
-        ahead = pool.submit(read.prefetch, [*guessed, *own], own, rows) if guessed or own else None
+        ahead = pool.submit(read.prefetch, own, own, rows) if own else None
         inputs = connect_inputs(spark, query, catalogs)
     if ahead is not None:
         ahead.result()
-    read.prefetch([*inputs.tables, *own], own)
+    unscanned = [t for t in inputs.tables if str(t) not in inputs.scanned]
+    if unscanned:
+        read.prefetch(unscanned, ())
     return inputs
 
 
@@ -120,7 +135,7 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
         first = text.strip().splitlines()[0] if text.strip() else "nothing"
         return PlanInputs((), (f"its plan could not be read ({first})",), (), "")
     analysed = text.split(_ANALYSED, 1)[1].split(_OPTIMIZED, 1)[0]
-    optimized = text.split(_OPTIMIZED, 1)[1].split(_PHYSICAL, 1)[0]
+    optimized, _, physical = text.split(_OPTIMIZED, 1)[1].partition(_PHYSICAL)
     mounted = {c.lower() for c in catalogs}
     tables: dict[str, TableName] = {}
     untracked: list[str] = []
@@ -153,7 +168,30 @@ def inputs_of(text: str, query: str, catalogs: Collection[str]) -> PlanInputs:
         tuple(varying),
         digest,
         query=query,
+        scanned=_scanned(physical, tables),
     )
+
+
+def _scanned(physical: str, tables: Mapping[str, TableName]) -> dict[str, tuple[int | None, str]]:
+    """(snapshot, schema id) of each input the physical plan scans, as Iceberg's scan prints
+    them: the snapshot the query reads and the table's current schema, the state an input's
+    metadata would give, with no read of it. The metadata tables cannot give the current
+    schema (`metadata_log_entries` has the latest snapshot's; a column dropped and added again
+    makes a new schema and no snapshot). A table scanned at two states, or on a branch, is
+    left to its metadata; one not scanned (its rows pruned by the optimizer) reads none."""
+    found: dict[str, set[tuple[int | None, str]]] = {}
+    for scan in _ICEBERG_SCAN.finditer(physical):
+        snapshot = scan.group("snapshot")
+        state = (None if snapshot == "null" else int(snapshot), scan.group("schema"))
+        if scan.group("branch") != "null":
+            state = (None, "")  # a branch's: never taken for the table's main
+        found.setdefault(scan.group("table"), set()).add(state)
+    return {
+        name: state
+        for name, states in found.items()
+        for state in states
+        if name in tables and len(states) == 1 and state[1]
+    }
 
 
 def sql_text(query: str) -> str:

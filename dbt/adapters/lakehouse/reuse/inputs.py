@@ -79,6 +79,11 @@ class PlanInputs:
     # temporary or session view read, a function or variable of the session's own (whose
     # definition no catalog object holds), a stand-in whose view's decision told none.
     objects: tuple[TableName, ...] | None = field(default=None, compare=False, repr=False)
+    # Under Spark Connect, each input's (snapshot, schema id) as the EXPLAIN's scans print them
+    # (reuse/connect_inputs.py), by its name: its state without a read of its metadata.
+    scanned: Mapping[str, tuple[int | None, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 def node_inputs(spark: Any, query: str) -> PlanInputs:

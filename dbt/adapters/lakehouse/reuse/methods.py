@@ -29,15 +29,13 @@ class ReuseMethods(metaclass=AdapterMeta):
         full_refresh: bool,
         has_hooks: bool,
         kind: str = "table",
-        graph: Any = None,
     ) -> dict[str, Any]:
         """Whether the model is reused as its last build left it (reuse/adapter.py). `kind`:
-        `table`; an incremental model's `full` build or `incremental` run; `snapshot`.
-        `graph`: dbt's flat graph, when the materialization passes it."""
+        `table`; an incremental model's `full` build or `incremental` run; `snapshot`."""
         settings, mode = reuse.KINDS[kind]
         return reuse.reuse_plan(
             self, relation, existing, query, statement, model, full_refresh, has_hooks,
-            settings, mode, graph,
+            settings, mode,
         )  # fmt: skip
 
     @available

@@ -15,7 +15,6 @@ from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv import metadata, reading
 from dbt.adapters.lakehouse.mv.state import UpstreamState
 from dbt.adapters.lakehouse.reuse.connect_inputs import connect_inputs, inputs_and_metadata
-from dbt.adapters.lakehouse.reuse.graph_reads import graph_tables
 from dbt.adapters.lakehouse.reuse.inputs import PlanInputs, node_inputs
 
 if TYPE_CHECKING:
@@ -30,19 +29,15 @@ def tracked_inputs(
     target: TableName | None,
     reads_itself: bool = False,
     target_built: bool = False,
-    graph: Any = None,
-    node_id: str = "",
 ) -> tuple[PlanInputs, list[UpstreamState]] | str:
     """The query's plan inputs and each input's state now (a model's, a data test's), or why
     they cannot tell whether its rows would be the same (the refusal's words). `target_built`:
-    the node's table is there, its record read next. `graph`: dbt's flat graph, which names
-    the tables node `node_id` likely reads (read ahead under Spark Connect)."""
+    the node's table is there, its record read next."""
     if runtime.is_connect(spark):
         catalogs = [mount.name for mount in adapter._resolved().spec.catalogs]
         if isinstance(read, metadata.SqlReader):  # the metadata tables of all, one statement
             own = [target] if target is not None and target_built else []
-            guessed = graph_tables(graph, node_id, catalogs) if node_id else ()
-            inputs = inputs_and_metadata(spark, query, catalogs, read, guessed, own)
+            inputs = inputs_and_metadata(spark, query, catalogs, read, own)
         else:
             inputs = connect_inputs(spark, query, catalogs)
     else:
@@ -50,7 +45,7 @@ def tracked_inputs(
     if inputs.varying:
         return f"non-deterministic ({', '.join(inputs.varying)})"
     known = _known_first(read, inputs.metadata)
-    states, untracked = _states(adapter, known, inputs.tables, target, reads_itself)
+    states, untracked = _states(adapter, known, inputs, target, reads_itself)
     if [*inputs.untracked, *untracked]:
         return "; ".join([*inputs.untracked, *untracked])
     return inputs, states
@@ -72,18 +67,23 @@ def _known_first(read: metadata.Reader, known: Mapping[str, str]) -> metadata.Re
 def _states(
     adapter: LakehouseAdapter,
     read: metadata.Reader,
-    tables: tuple[TableName, ...],
+    inputs: PlanInputs,
     target: TableName | None,
     reads_itself: bool,
 ) -> tuple[list[UpstreamState], list[str]]:
     """Each input's state now, and why an input cannot be tracked. The node's own table is an
-    input only of an incremental run, whose record on that table's `main` stands for it."""
+    input only of an incremental run, whose record on that table's `main` stands for it. An
+    input the plan's scans told (PlanInputs.scanned) is not read."""
     states: list[UpstreamState] = []
     untracked: list[str] = []
-    for table in tables:
+    for table in inputs.tables:
         if str(table) == str(target):
             if not reads_itself:
                 untracked.append(f"reads its own table {table}")
+            continue
+        scanned = inputs.scanned.get(str(table))
+        if scanned is not None:
+            states.append(UpstreamState(str(table), *scanned))
             continue
         try:
             states.append(reading.upstream_state(adapter._metadata_rows, read, table))

@@ -7,7 +7,6 @@ depot's secrets, sent as session conf, stay out of the server's log and dbt's.""
 
 from __future__ import annotations
 
-import decimal
 import json
 import subprocess
 import sys
@@ -16,7 +15,6 @@ from pathlib import Path
 import pytest
 import yaml
 from dbt.tests.util import run_dbt, run_dbt_and_capture
-from dbt_common.exceptions import DbtDatabaseError
 
 from dbt.adapters.lakehouse.engine.connect import ICEBERG_EXTENSIONS
 from functional.infra.connect import ConnectServer
@@ -159,36 +157,6 @@ class TestConnectProject:
         assert count is not None and count["value"] == 3, stats
         assert stats["has_stats"]["value"] is True
 
-    def test_reads_fetched_at_once_give_what_collect_gives_and_fail_as_statements(self, project):
-        """A read whose rows dbt fetches straight after goes to the server as the plan to run
-        (engine/runtime.py `fetched`, one round trip): the same rows and columns as the
-        statement run by `spark.sql` and collected, and an error mapped as any statement's."""
-        from dbt.adapters.lakehouse.engine import runtime
-
-        query = (
-            "select timestamp'2024-01-02 03:04:05' as ts, cast(1.50 as decimal(5, 2)) as d, "
-            "date'2024-02-29' as day, X'CAFE' as b, array(1, 2) as a, "
-            "named_struct('k', 'v') as st, map('m', 1) as mp, cast(null as string) as n, "
-            f"(select count(*) from {table(project, 'people')} where id > 1) as failures"
-        )
-        adapter = project.adapter
-        with adapter.connection_named("__test"):
-            read = {}
-            for at_once in (True, False):
-                with runtime.rows_read_at_once(at_once):
-                    _, cursor = adapter.connections.add_query(query, auto_begin=False)
-                    read[at_once] = (cursor.description, cursor.fetchall(), cursor._ready)
-            assert read[True][2] is not None and read[False][2] is None  # the path each took
-            assert read[True][:2] == read[False][:2]
-            [row] = read[True][1]
-            assert row[-1] == 2 and row[1] == decimal.Decimal("1.50") and row[3] == "cafe"
-            _, agate_table = adapter.execute(
-                f"select count(*) as n from {table(project, 'people')}", fetch=True
-            )
-            assert [tuple(r) for r in agate_table.rows] == [(3,)]
-            with pytest.raises(DbtDatabaseError, match="TABLE_OR_VIEW_NOT_FOUND"):
-                adapter.execute(f"select * from {table(project, 'no_such_table')}", fetch=True)
-
     def test_commits_name_their_run_and_node_on_four_threads(self, project):
         """Commit lineage through a clone's session conf (iceberg/lineage.py): on 4 threads,
         each table's commits name its own node, and the shared session holds none's. A client
@@ -256,6 +224,20 @@ class TestConnectProject:
         assert "people_seed moved" in moved.adapter_response["reuse_reason"], moved
         assert (9, "Z", 1.0) in rows(project, "people")
         run_dbt(["build"])  # the seed's table holds a commit not its build's: seeded again
+        self._check_rows(project)
+        # A column dropped and added again under the same name and type: a new field, no new
+        # snapshot, no change in the plan's text. The scan's schema id tells it: built again.
+        seed_table = table(project, "people_seed")
+        [kind] = [
+            r[1] for r in project.run_sql(f"describe {seed_table}", fetch="all") if r[0] == "amount"
+        ]
+        project.run_sql(f"alter table {seed_table} drop column amount")
+        project.run_sql(f"alter table {seed_table} add column amount {kind}")
+        altered = run_dbt(["run", "--select", "people"]).results[0]
+        assert str(altered.status) == "success", altered.adapter_response
+        expect(rows(project, "people", "id, amount"), [(1, None), (2, None), (3, None)])
+        run_dbt(["seed", "--full-refresh"])
+        run_dbt(["build"])
         self._check_rows(project)
         # A seed whose CSV changed is built again.
         seed = Path(project.project_root) / "seeds" / "people_seed.csv"

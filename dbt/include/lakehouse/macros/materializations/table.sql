@@ -20,7 +20,7 @@
     {%- set build_sql = create_table_as(False, target_relation, compiled_code) -%}
     {#- Reused (reuse/, docs/reuse.md): nothing it reads moved and its statement and settings
         are those of the build its table's main holds; nothing runs, not even its hooks. -#}
-    {%- set reuse = adapter.reuse_plan(target_relation, old_relation, compiled_code, build_sql, model, should_full_refresh(), (pre_hooks + post_hooks) | length > 0, graph=graph) -%}
+    {%- set reuse = adapter.reuse_plan(target_relation, old_relation, compiled_code, build_sql, model, should_full_refresh(), (pre_hooks + post_hooks) | length > 0) -%}
     {%- if reuse['reuse'] -%}
       {%- do lakehouse_reused(target_relation) -%}
       {{ return({'relations': [target_relation]}) }}

@@ -46,7 +46,7 @@
     {%- set first_build_sql = lakehouse_incremental_first_build_sql(strategy, target_relation, compiled_code) -%}
   {%- endif -%}
   {%- set reuse = adapter.reuse_plan(target_relation, existing_relation, compiled_code, first_build_sql or '',
-        model, full_refresh_mode, has_hooks, 'incremental' if incremental_run else 'full', graph=graph) -%}
+        model, full_refresh_mode, has_hooks, 'incremental' if incremental_run else 'full') -%}
   {%- if reuse['reuse'] -%}
     {%- do lakehouse_reused(target_relation) -%}
     {{ return({'relations': [target_relation]}) }}

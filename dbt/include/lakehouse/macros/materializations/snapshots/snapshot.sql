@@ -14,7 +14,7 @@
       runs (no staging query, no MERGE, no commit). -#}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set reuse = adapter.reuse_plan(this.incorporate(type='table'), existing, model['compiled_code'], '',
-        model, false, (pre_hooks + post_hooks) | length > 0, 'snapshot', graph=graph) -%}
+        model, false, (pre_hooks + post_hooks) | length > 0, 'snapshot') -%}
   {%- if reuse['reuse'] -%}
     {%- do lakehouse_reused(this.incorporate(type='table')) -%}
     {{ return({'relations': [this.incorporate(type='table')]}) }}
