@@ -219,17 +219,28 @@ def fetched(spark: Any, statement: str) -> tuple[list[Any], Any]:
     if one_trip is None:
         frame = sql(spark, statement)
         return frame.collect(), frame.schema
-    data_frame, plan, conversion, from_arrow_schema = one_trip
-    table, schema = data_frame(plan(statement), spark)._to_table()
-    schema = schema or from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
-    return conversion.convert(table, schema, binary_as_bytes=True), schema
+    return _run_plan(one_trip, spark, statement)
 
 
 def rows(spark: Any, statement: str) -> list[tuple[Any, ...]]:
     """A statement's rows as tuples (`fetched`, without asking for the schema where it costs a
     call of its own)."""
-    found = fetched(spark, statement)[0] if _one_trip(spark) else sql(spark, statement).collect()
+    one_trip = _one_trip(spark)
+    if one_trip is None:
+        found = sql(spark, statement).collect()
+    else:
+        found = _run_plan(one_trip, spark, statement)[0]
     return [tuple(row) for row in found]
+
+
+def _run_plan(
+    one_trip: tuple[Any, Any, Any, Any], spark: Any, statement: str
+) -> tuple[list[Any], Any]:
+    """The statement sent as the plan to run (`fetched`): its rows and schema."""
+    data_frame, plan, conversion, from_arrow_schema = one_trip
+    table, schema = data_frame(plan(statement), spark)._to_table()
+    schema = schema or from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    return conversion.convert(table, schema, binary_as_bytes=True), schema
 
 
 def _one_trip(spark: Any) -> tuple[Any, Any, Any, Any] | None:
