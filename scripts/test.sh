@@ -65,32 +65,44 @@ beside_the_cluster() {
     tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge \
     tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
   # The other lines, Spark 3.5 with dbt-core 1.13 (the next dbt line, in beta;
-  # docs/dbt-versions.md), in a second virtualenv (docs/engine-lines.md): the unit tests, then
-  # a named subset of what differs by line: first run, rerun and full refresh leaving the same
-  # rows (the refusals before writing are the adapter's own checks, run on the default line),
-  # S3 through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), Spark
-  # Connect 3.5 (another server and another way of computing rows once: a merge's, stacked
-  # views' checkpoints), and the feature project under --warn-error (dbt 1.13's warnings).
-  "$OTHER/bin/pytest" tests/unit -q
-  "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
-    --profile s3_rest \
-    tests/functional/lakehouse/models/test_first_build.py::TestFirstRunRerunFullRefreshAgree \
-    tests/functional/lakehouse/profile/test_s3_rest_landing.py \
-    tests/functional/lakehouse/profile/test_s3_faults.py
+  # docs/dbt-versions.md), in a second virtualenv (docs/engine-lines.md): a named subset of what
+  # differs by line. Spark Connect 3.5 (another server and another way of computing rows once: a
+  # merge's, stacked views' checkpoints; one test process, one server, about one core busy) runs
+  # beside the rest of the line: the unit tests, first run, rerun and full refresh leaving the
+  # same rows (the refusals before writing are the adapter's own checks, run on the default
+  # line), S3 through Hadoop 3.3's s3a on the AWS SDK v1 (its landing and its error texts), and
+  # the feature project under --warn-error (dbt 1.13's warnings). One after the other, they ran
+  # 5:53 past the cluster's run (docs/tests.md), the Connect run alone keeping about one core
+  # busy. Connect 3.5 reads rows the one way 3.5 has, so test_connect_reads.py (the
+  # one-round-trip read against it) runs on 4.1 only.
+  local connect connect_failed=0 rest_failed=0
   "$OTHER/bin/pytest" -q --durations=10 --profile connect \
     tests/functional/lakehouse/engine/test_connect.py \
-    tests/functional/lakehouse/engine/test_connect_reads.py \
-    tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
-  "$OTHER/bin/pytest" -q --profile local \
-    tests/functional/lakehouse/engine/test_warm_rows.py::test_the_feature_project_builds_under_warn_error_on_this_dbt_line
+    tests/functional/lakehouse/checkpoints/test_view_checkpoints.py >"$CONNECT35_LOG" 2>&1 &
+  connect=$!
+  { "$OTHER/bin/pytest" tests/unit -q &&
+    "$OTHER/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
+      --profile s3_rest \
+      tests/functional/lakehouse/models/test_first_build.py::TestFirstRunRerunFullRefreshAgree \
+      tests/functional/lakehouse/profile/test_s3_rest_landing.py \
+      tests/functional/lakehouse/profile/test_s3_faults.py &&
+    "$OTHER/bin/pytest" -q --profile local \
+      tests/functional/lakehouse/engine/test_warm_rows.py::test_the_feature_project_builds_under_warn_error_on_this_dbt_line
+  } || rest_failed=1
+  wait "$connect" || connect_failed=1
+  echo "--- the Spark 3.5 line's Spark Connect run, beside its other tests"
+  cat "$CONNECT35_LOG"
+  [ "$rest_failed" -eq 0 ] && [ "$connect_failed" -eq 0 ]
 }
 BESIDE_LOG=$(mktemp)
-export VENV OTHER
+CONNECT35_LOG=$(mktemp)
+export VENV OTHER CONNECT35_LOG
 # Its own process group, stopped if the run ends first (the cluster's tests failing).
 setsid -w bash -c "set -euo pipefail; $(declare -f beside_the_cluster); beside_the_cluster" \
   >"$BESIDE_LOG" 2>&1 &
 BESIDE=$!
-trap 'kill -- -"$OTHER_INSTALL" -"$BESIDE" 2>/dev/null || true; rm -f "$OTHER_LOG" "$BESIDE_LOG"' EXIT
+trap 'kill -- -"$OTHER_INSTALL" -"$BESIDE" 2>/dev/null || true
+  rm -f "$OTHER_LOG" "$BESIDE_LOG" "$CONNECT35_LOG"' EXIT
 # The cluster: one process, since each starts a cluster. What differs there is where tasks run
 # (executors in other JVMs), not SQL semantics: the cluster's own tests (Comet's plugin on the
 # executors too), Python models, and one merge whose shuffle and commit span the executors
