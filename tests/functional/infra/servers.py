@@ -289,7 +289,6 @@ class RestCatalog:
         command = [
             java,
             "-Xmx384m",
-            "-XX:+UseSerialGC",
             "-cp",
             os.pathsep.join(map(str, [classes, *classpath, *self.extra_classpath()])),
             MAIN_CLASS,

@@ -40,7 +40,6 @@ RUN_TIMEOUT_S = 600
 SPARK = {
     "master": "local[1]",
     "driver_memory": "768m",
-    "conf": {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"},
 }
 
 
