@@ -152,6 +152,11 @@ def test_non_conflicts_are_not_retried() -> None:
         ("create or replace table lakehouse.s.t using iceberg as select 1", "lakehouse.s.t"),
         ("delete from c.s.t where id = 1", "c.s.t"),
         ("select 1", None),
+        # A leading WITH's expressions are read past, to the statement Spark runs.
+        ("with a as (select 1), b as (select (2)) insert into c.s.t select * from a", "c.s.t"),
+        ("WITH a AS (SELECT 1) MERGE INTO `c`.`s`.`t` USING a ON true", "`c`.`s`.`t`"),
+        ("with a as (select 1) select * from a", None),
+        ("with insert_rows as (select 1) select * from insert_rows", None),
     ],
 )
 def test_write_target(statement: str, table: str | None) -> None:

@@ -73,9 +73,28 @@ def without_comments(sql: str) -> str:
     return "".join(value for _, value in lexed_without_comments(sql))
 
 
+def after_common_table_expressions(plain: str) -> str:
+    """The statement a leading `WITH` introduces (`WITH a AS (...) INSERT INTO t ...`, which
+    Spark runs as the INSERT), from its first word outside the expressions; `plain` itself when
+    it does not start with `WITH`."""
+    tokens = list(lexer.tokenize(plain))
+    if not tokens or tokens[0][0] not in T.Keyword.CTE:
+        return plain
+    depth, offset = 0, 0
+    for kind, value in tokens:
+        if value == "(":
+            depth += 1
+        elif value == ")":
+            depth -= 1
+        elif depth == 0 and kind in T.Keyword.DML:
+            return plain[offset:]
+        offset += len(value)
+    return plain
+
+
 def written_object(statement: str) -> WrittenObject | None:
     """What a statement changes and in which catalog, or None for a read-only statement."""
-    plain = without_comments(statement).strip()
+    plain = after_common_table_expressions(without_comments(statement).strip())
     for kind, pattern in _WRITES:
         match = pattern.match(plain)
         if match is None:
