@@ -13,8 +13,8 @@ each round starting with the next side:
    nothing can be reused, so reuse on costs its decisions and records. Goal: <= 1.03x reuse
    off (medians).
 1. nothing changed, after two untimed builds of each side (the incremental model's first
-   incremental run, then a build that reuses): every node but the data tests is reused there
-   (their results' store needs the driver's JVM). No goal is set for Connect: printed.
+   incremental run, then a build that reuses): every node is reused there, the data tests
+   from the results the last build wrote at its end. No goal is set for Connect: printed.
 
     .venv/bin/python bench/reuse_connect.py --rounds 3
 """

@@ -63,6 +63,8 @@ def test_a_statement_that_only_reads_keeps_everything(statement: str) -> None:
         QUERY_COMMENT + "merge into lakehouse.jaffle.CUSTOMERS_SNAPSHOT as t using s on true "
         "when matched then delete",
         "insert into jaffle.customers_snapshot select 1",
+        # A leading WITH's expressions are read past, to the INSERT Spark runs.
+        "with n as (select 1) insert into lakehouse.jaffle.customers_snapshot select * from n",
     ],
 )
 def test_a_write_forgets_its_relation_and_every_view(statement: str) -> None:
@@ -84,7 +86,6 @@ def test_a_new_staging_view_forgets_only_views() -> None:
     [
         "call lakehouse.system.rollback_to_snapshot('jaffle.orders', 1)",
         "drop schema if exists lakehouse.jaffle cascade",
-        "with n as (select 1) insert into lakehouse.jaffle.orders select * from n",
         "refresh table lakehouse.jaffle.orders",
     ],
 )

@@ -152,12 +152,30 @@ def test_each_catalog_is_written_once_and_a_failure_only_warns(
 
     assert test_store_write.write(refused, rows, {}, never) == 0
     assert len(warned) == 2 and "catalog is gone" in warned[0]
-    # A read-only depot is not written; under Spark Connect nothing starts (None).
+    # A read-only depot is not written.
     started.clear()
     assert test_store_write.write(start, rows, {}, lambda catalog: catalog == "d") == 2
     assert [table for _, table, _ in started] == ["`c`.`lakehouse_system`.`test_results`"]
-    assert test_store_write.write(lambda *_: None, rows, {}, never) == 0
     test_store._WRITING.clear()
+
+
+def test_under_spark_connect_the_statements_run_at_once_in_order() -> None:
+    """run_now (Spark Connect): each statement sent and waited for, in order; the handle says
+    done with no snapshot read; a failing statement stops the rest and raises (write() warns)."""
+    sent: list[str] = []
+
+    class Session:
+        def sql(self, statement: str) -> None:
+            if statement == "boom":
+                raise RuntimeError("the server refused it")
+            sent.append(statement)
+
+    handle = test_store_write.run_now(Session(), ["create", "insert"])
+    assert sent == ["create", "insert"]
+    assert (handle.wait(0), handle.state(), handle.failure()) == (True, None, None)
+    with pytest.raises(RuntimeError, match="refused"):
+        test_store_write.run_now(Session(), ["boom", "never"])
+    assert sent == ["create", "insert"]
 
 
 def test_the_store_is_read_once_per_invocation_and_catalog(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import later
+from dbt.adapters.lakehouse.engine import later, runtime
 from dbt.adapters.lakehouse.reuse import memo, test_store, test_store_write, tests
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class TestReuseMethods(metaclass=AdapterMeta):
     def cleanup_connections(self) -> None:
         """The invocation's end (dbt calls it after the last node): its tests' results are
         written, one commit per catalog, started before the connections go and not waited for
-        (reuse/test_store_write.py)."""
+        (reuse/test_store_write.py); under Spark Connect, run and waited for."""
         adapter = cast("LakehouseAdapter", self)
         try:
             memo.save_all()  # the decisions this invocation learnt, for the next one
@@ -65,14 +65,19 @@ class TestReuseMethods(metaclass=AdapterMeta):
                 with adapter.connection_named("lakehouse_test_results"):
                     handle = adapter.connections.get_thread_connection().handle
                     with adapter._spark_session("record test results") as spark:
+                        # Under Spark Connect no JVM of this process could finish them later.
+                        waited = runtime.is_connect(spark)
 
                         def start(statements: list[str], table: str, catalogs: list[str]) -> Any:
+                            if waited:
+                                return test_store_write.run_now(spark, statements)
                             return later.run_later(spark, statements, table, catalogs)
 
                         started = test_store_write.write(start, rows, found, handle.refuses_writes)
+                how = "written in" if waited else "started in"
                 logger.debug(
-                    f"recording {started} of {len(rows)} test result(s): started in "
-                    f"{time.monotonic() - started_at:.2f}s, not waited for"
+                    f"recording {started} of {len(rows)} test result(s): {how} "
+                    f"{time.monotonic() - started_at:.2f}s{'' if waited else ', not waited for'}"
                 )
         finally:
             super().cleanup_connections()  # type: ignore[misc]

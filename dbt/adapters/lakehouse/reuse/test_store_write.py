@@ -1,6 +1,9 @@
 """Data tests' results written to their catalog's store (reuse/test_store.py) at the
 invocation's end: one commit per catalog, started and not waited for (engine/later.py).
 
+Under Spark Connect the statements run at the invocation's end and are waited for: the client
+has no JVM that could finish them after the command.
+
 That commit was the last thing a build waited for (0.1-0.3 s on a 2-core machine; its creation
 of a store not there yet, before it, 0.1 s more), though nothing of the run depends on it: a
 result not recorded only makes its test run once more. On a warm engine the statements finish
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -28,8 +32,30 @@ logger = AdapterLogger("Lakehouse")
 # Data files past which a write rewrites the store to its newest row per key.
 MAX_FILES = 64
 # (statements, the table whose state is read once they ran, the catalogs they use) -> their
-# handle, or None where they cannot run after the command (Spark Connect).
-Start = Callable[[list[str], str, list[str]], "Writing | None"]
+# handle.
+Start = Callable[[list[str], str, list[str]], Writing]
+
+
+class RanNow:
+    """Statements that ran before their handle was made (Spark Connect: the client has no JVM
+    to finish them after the command; the server ends each before it answers). Their store's
+    snapshot is not read: the next read scans the store."""
+
+    def wait(self, seconds: float) -> bool:
+        return True
+
+    def state(self) -> tuple[int, int] | None:
+        return None
+
+    def failure(self) -> str | None:
+        return None
+
+
+def run_now(spark: Any, statements: Sequence[str]) -> Writing:
+    """`statements` run in order through `spark`, waited for; one failing raises."""
+    for statement in statements:
+        spark.sql(statement)
+    return RanNow()
 
 
 def compact_sql(table: TableName) -> str:
@@ -105,9 +131,6 @@ def write(
             writing = start(ran, table.sql_name, [catalog])
         except Exception as exc:  # reuse saves time; it never fails a run
             logger.warning(f"Recording {len(found_rows)} test result(s) in {table} failed: {exc}")
-            continue
-        if writing is None:
-            logger.debug(f"{len(found_rows)} test result(s) not recorded under Spark Connect")
             continue
         if known is not None:
             known.update({(r.node_id, r.relation): r.stored for r in found_rows})

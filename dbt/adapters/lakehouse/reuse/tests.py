@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import prepared, runtime
+from dbt.adapters.lakehouse.engine import prepared
 from dbt.adapters.lakehouse.mv import metadata
 from dbt.adapters.lakehouse.mv.state import (
     BUILD_PREFIX,
@@ -128,8 +128,6 @@ class _Pending:
 
 
 _PENDING: dict[tuple[str, str], _Pending] = {}
-# Their results' store is read and written through the driver's JVM (test_store.py).
-CONNECT_TESTS = "under Spark Connect data tests are not reused yet"
 _LOCK = threading.Lock()
 
 
@@ -158,7 +156,7 @@ def decide(
         return {**remembered(invocation, node_id, found.reason), "table": table}
     attempt = found if isinstance(found, memo.Attempt) else None
     with adapter._spark_session(f"decide whether {node_id} is reused") as spark:
-        why = session_refusal(spark) or (CONNECT_TESTS if runtime.is_connect(spark) else None)
+        why = session_refusal(spark)
         if why is not None:
             return built(invocation, node_id, f"not reusable: {why}")
         read = metadata.reader(spark, adapter._metadata_rows)
