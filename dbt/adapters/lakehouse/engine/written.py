@@ -73,15 +73,18 @@ def without_comments(sql: str) -> str:
     return "".join(value for _, value in lexed_without_comments(sql))
 
 
+_LEADING_WITH = re.compile(r"with\b", re.IGNORECASE)
+
+
 def after_common_table_expressions(plain: str) -> str:
     """The statement a leading `WITH` introduces (`WITH a AS (...) INSERT INTO t ...`, which
     Spark runs as the INSERT), from its first word outside the expressions; `plain` itself when
-    it does not start with `WITH`."""
-    tokens = list(lexer.tokenize(plain))
-    if not tokens or tokens[0][0] not in T.Keyword.CTE:
+    it does not start with `WITH`. Every statement the cursor runs passes here: only one that
+    starts with `WITH` is lexed again, and only up to that word."""
+    if _LEADING_WITH.match(plain) is None:
         return plain
     depth, offset = 0, 0
-    for kind, value in tokens:
+    for kind, value in lexer.tokenize(plain):
         if value == "(":
             depth += 1
         elif value == ")":
