@@ -188,10 +188,9 @@ class TestConnectProject:
     def test_reuse_decides_from_the_servers_explain(self, project, monkeypatch):
         """A seed's record is its CSV's content, a view's its stored definition, and a query's
         inputs, determinism and digest come from the server's EXPLAIN (reuse/connect_inputs.py):
-        with nothing moved, every node is reused, the data tests from their results' store
-        written at the last build's end. Without clones (PySpark 3.5) no commit carries a
-        record: only the view is reused. An upstream written outside dbt rebuilds its
-        readers, and a test of a table that moved runs again."""
+        with nothing moved, every node is reused, data tests from the store the last build wrote.
+        Without clones (PySpark 3.5) no commit carries a record: only the view is reused. An
+        upstream written outside dbt rebuilds its readers; tests of a moved table run again."""
         monkeypatch.setenv("LAKEHOUSE_REUSE", "on")
         run_dbt(["build"])
         run_dbt(["build"])  # the incremental model's first incremental run
@@ -210,8 +209,7 @@ class TestConnectProject:
         tests = [n for n in statuses if n.startswith(("unique_", "not_null_"))]
         # A reused data test passes as its recorded result did, its response saying reused.
         reused = {r.node.name: r.adapter_response.get("reused") for r in results.results}
-        assert tests and all(reused[n] is True for n in tests), {n: reasons[n] for n in tests}
-        assert all(statuses[n] == "pass" for n in tests), statuses
+        assert tests and all(reused[n] is True and statuses[n] == "pass" for n in tests), reasons
         # A comment and layout edit is no change: the digest takes the SQL without them.
         model = Path(project.project_root) / "models" / "totals.sql"
         model.write_text(TOTALS_SQL.replace("select ", "-- doubled\nselect  ", 1) + "/* ok */\n")
@@ -225,11 +223,10 @@ class TestConnectProject:
         moved = run_dbt(["run", "--select", "people"]).results[0]
         assert "people_seed moved" in moved.adapter_response["reuse_reason"], moved
         assert (9, "Z", 1.0) in rows(project, "people")
-        built = run_dbt(["build"])  # the seed's table holds a commit not its build's
-        again = {r.node.name: r.adapter_response for r in built.results}
-        # `people` was built since: its tests run again, and pass.
-        assert all(again[n].get("reused") is not True for n in tests), again
-        assert all(str(r.status) == "pass" for r in built.results if r.node.name in tests)
+        built = run_dbt(["build"]).results  # the seed's table holds a commit not its build's
+        # `people` was built again since: its tests run again, and pass.
+        ran = {r.node.name: (r.adapter_response.get("reused"), str(r.status)) for r in built}
+        assert all(ran[n][0] is not True and ran[n][1] == "pass" for n in tests), ran
         self._check_rows(project)
         # A column dropped and added again under the same name and type: a new field, no new
         # snapshot, no change in the plan's text. The scan's schema id tells it: built again.
