@@ -1,7 +1,8 @@
 """What a reuse decision costs under Spark Connect (issue 61): the adapter's probe against the
 former one, its inputs' states read from the EXPLAIN's scans against a metadata statement
-after it, and a statement's rows fetched in one round trip against `spark.sql`, `schema`,
-`collect`.
+after it, a statement's rows fetched in one round trip against `spark.sql`, `schema`,
+`collect`, the probe's text asked by AnalyzePlan against the EXPLAIN statement, and a view's
+columns in one request.
 
 A decision under Connect is an `EXPLAIN EXTENDED` of the query wrapped as a CTE read twice
 (reuse/connect_inputs.py `probe`), whose Iceberg scans give each input's state, and a read of
@@ -18,7 +19,12 @@ Each change is measured against what it replaced, in one run, sides alternating:
    dbt reads straight after (engine/runtime.py `fetched`: the statement sent as the plan to
    run) against the former path (`spark.sql`, which the server analyses as a command, then
    `schema` for dbt's column names, then `collect`, which asks for a setting first);
-3. the same for one table's metadata (`refs`), the reads the decision itself makes.
+3. the same for one table's metadata (`refs`), the reads the decision itself makes;
+4. the probe's text asked as an analysis of its plan (`AnalyzePlan`, engine/runtime.py
+   `explain_extended`, since 2026-12-07 evening) against the `EXPLAIN EXTENDED` statement sent
+   as a plan to run;
+5. a view's columns, as its decision reads them: the query as the plan of a schema request
+   (`query_frame`) against `spark.sql` (the query analysed as a command) then `schema`.
 
 The query joins two views over two Iceberg tables, on `dbt-lakehouse serve`'s Connect endpoint
 (an embedded lakehouse of this run's own). Printed per case: wall time (the decision's wait)
@@ -165,6 +171,10 @@ def measure(spark, rounds: int) -> int:  # noqa: ANN001 - a Spark Connect sessio
          lambda: fetched_at_once(TEST_QUERY), lambda: fetched_before(TEST_QUERY)),
         ("a table's refs: one round trip / sql+schema+collect",
          lambda: fetched_at_once(REFS), lambda: fetched_before(REFS)),
+        ("probe's text: AnalyzePlan / EXPLAIN statement",
+         lambda: runtime.explain_extended(spark, probe(QUERY)), lambda: explain(probe(QUERY))),
+        ("a view's columns: one request / sql+schema",
+         lambda: runtime.query_frame(spark, QUERY).schema, lambda: spark.sql(QUERY).schema),
     ]  # fmt: skip
     for _, ours, other in cases:  # untimed: the server's JIT, the tables' first loads
         for _ in range(3):

@@ -233,6 +233,29 @@ def rows(spark: Any, statement: str) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in found]
 
 
+def query_frame(spark: Any, query: str) -> Any:
+    """A DataFrame of `query` (a SELECT). Under Spark Connect on PySpark 4 it is made without a
+    round trip: the query goes as the plan of what is next asked of the frame (its schema, its
+    plan's text), one request and one analysis, where `spark.sql` first sends it as a command
+    the server analyses. Elsewhere `sql`."""
+    one_trip = _one_trip(spark)
+    if one_trip is None:
+        return sql(spark, query)
+    data_frame, plan = one_trip[0], one_trip[1]
+    return data_frame(plan(query), spark)
+
+
+def explain_extended(spark: Any, query: str) -> str:
+    """The text `EXPLAIN EXTENDED query` returns. Under Spark Connect asked as an analysis of the
+    query's plan (`AnalyzePlan`), which the server plans once: the EXPLAIN statement, sent as a
+    plan to run, costs it about 1.45x the CPU (bench/connect_decision_cost.py)."""
+    if is_connect(spark):
+        explain = getattr(query_frame(spark, query), "_explain_string", None)
+        if explain is not None:
+            return str(explain(extended=True))
+    return str(rows(spark, "explain extended " + query)[0][0])
+
+
 def _run_plan(
     one_trip: tuple[Any, Any, Any, Any], spark: Any, statement: str
 ) -> tuple[list[Any], Any]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lakehouse.engine import prepared, runtime
+from dbt.adapters.lakehouse.engine import prepared
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
 from dbt.adapters.lakehouse.mv import metadata
@@ -232,15 +232,12 @@ def prefetch_test_results(
     adapter: LakehouseAdapter, spark: Any, invocation: str, catalog: str
 ) -> None:
     """A command that runs data tests reads their results' store before the first test needs
-    it; one that selected none (`build --resource-type model`) does not, nor one under Spark
-    Connect."""
+    it; one that selected none (`build --resource-type model`) does not."""
     from dbt.flags import get_flags
 
     from dbt import selected_resources
 
     if str(getattr(get_flags(), "WHICH", "")) not in test_store.TESTING_COMMANDS:
-        return
-    if runtime.is_connect(spark):  # its tests are not reused there (reuse/tests.py)
         return
     if not any(str(node).startswith("test.") for node in selected_resources.SELECTED_RESOURCES):
         return

@@ -92,7 +92,7 @@ def connect_inputs(spark: Any, query: str, catalogs: Collection[str]) -> PlanInp
     """The inputs of `query` as the Connect server analyses it; `catalogs`: the mounted
     Iceberg catalogs' names."""
     try:
-        text = str(runtime.rows(spark, "explain extended " + probe(query))[0][0])
+        text = runtime.explain_extended(spark, probe(query))
     except Exception as exc:  # the query fails its analysis: its build says why
         text = str(exc)
     return inputs_of(text, query, catalogs)

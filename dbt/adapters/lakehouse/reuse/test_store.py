@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lakehouse.engine import runtime
 from dbt.adapters.lakehouse.engine.diagnosis import engine_error_text, engine_error_type
 from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMissingError
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
@@ -144,8 +145,6 @@ TESTING_COMMANDS = frozenset({"build", "test"})
 
 def jvm_state(spark: Any) -> StoreState | None:
     """The StoreState reader of a session whose driver JVM is here; None under Connect."""
-    from dbt.adapters.lakehouse.engine import runtime
-
     if runtime.is_connect(spark):
         return None
 
@@ -279,7 +278,7 @@ def _prefetched(spark: Any, key: tuple[str, str]) -> None:
     found = _unchanged(key[1], now)
     if found is None:
         try:
-            rows = [tuple(row) for row in spark.sql(read_sql(store_of(key[1]))).collect()]
+            rows = runtime.rows(spark, read_sql(store_of(key[1])))
         except Exception as exc:
             if engine_error_type(engine_error_text(exc)) not in _MISSING:
                 return  # unreadable: the first test's read (recorded) tries again and says why

@@ -78,13 +78,13 @@ def view_plan(
         audited = audited_refusal(spark)
         if audited:
             return built(invocation, node_id, f"not reusable: {audited}")
+        # A test of this view decided in full reads the tests' store: read meanwhile.
+        prefetch_test_results(adapter, spark, invocation, target.catalog)
         if runtime.is_connect(spark):  # the plan is not readable from a client: columns only
             analysed = with_checkpoints(query, shapes=True)
             compute_read(analysed, spark)  # the shapes it reads, made where not yet
-            frame = spark.sql(analysed)
+            frame = runtime.query_frame(spark, analysed)  # its schema: one round trip
         else:
-            # A test of this view decided in full reads the tests' store: read meanwhile.
-            prefetch_test_results(adapter, spark, invocation, target.catalog)
             inputs = node_inputs(spark, query)
             objects = memo.objects_of((target,), inputs.objects)
             # a reader of its stand-in watches the view too (its definition may change)
