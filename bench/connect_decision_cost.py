@@ -37,7 +37,6 @@ on the machine), medians over the rounds, and their ratios.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -48,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from served import served_lakehouse  # noqa: E402
+from served import served_lakehouse, server_cpu_seconds  # noqa: E402
 
 from dbt.adapters.lakehouse.engine import runtime  # noqa: E402
 from dbt.adapters.lakehouse.iceberg.table_name import TableName  # noqa: E402
@@ -90,24 +89,6 @@ def former_probe(query: str) -> str:
         f"with lakehouse_probe as (select *, 1 as lakehouse_marker from ({query}) q) "
         "select * from lakehouse_probe union all select * from lakehouse_probe"
     )
-
-
-def server_cpu_seconds() -> float:
-    """User and system CPU of every `java` process (the served engine)."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/comm") as handle:
-                if handle.read().strip() != "java":
-                    continue
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def measured(action: Callable[[], object]) -> tuple[float, float]:

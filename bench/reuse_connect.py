@@ -16,6 +16,10 @@ each round starting with the next side:
    incremental run, then a build that reuses): every node is reused there, the data tests
    from the results the last build wrote at its end. No goal is set for Connect: printed.
 
+Besides wall time, each case's CPU seconds a build: the `dbt` process's and the server's (every
+`java` process, read from /proc: run it with nothing else on the machine). On 2 cores the two
+share, that is the cost reuse adds, and it spreads less from round to round than wall time.
+
     .venv/bin/python bench/reuse_connect.py --rounds 3
 """
 
@@ -26,6 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,7 +47,7 @@ from harness import (  # noqa: E402
     report,
     write_profiles,
 )
-from served import served_lakehouse  # noqa: E402
+from served import served_lakehouse, server_cpu_seconds  # noqa: E402
 from timed_runs import run_timed  # noqa: E402
 
 TOKEN = "bench-reuse-connect-token"  # noqa: S105 - this run's own server
@@ -50,11 +55,27 @@ PROFILE = "jaffle_lakehouse"
 _SCHEMAS = itertools.count()
 
 
+# Each build's CPU seconds (the dbt process's and the server's), by its Sample.
+_CPU: dict[int, float] = {}
+
+
 def build(project: Path, env: dict[str, str], schema: str, url: str, log: Path) -> Sample:
     target = {**ours_target(schema), "spark": {"master": url}, "warehouse": env["WAREHOUSE"]}
     write_profiles(project, PROFILE, target)
     command = [DBT, *dbt_command("build", project=project)[1:]]
-    return run_timed(command, project, env=env, timeout=900, log=log)
+    client, server = os.times(), server_cpu_seconds()
+    sample = run_timed(command, project, env=env, timeout=900, log=log)
+    after = os.times()
+    dbt_cpu = after.children_user + after.children_system
+    dbt_cpu -= client.children_user + client.children_system
+    _CPU[id(sample)] = dbt_cpu + server_cpu_seconds() - server
+    return sample
+
+
+def cpu_series(series: Series) -> Series:
+    """The same builds, their CPU seconds in place of their wall time."""
+    samples = [replace(s, seconds=_CPU[id(s)]) for s in series.samples]
+    return Series(f"{series.name} CPU", samples)
 
 
 def main() -> int:
@@ -102,6 +123,18 @@ def measure(rounds: int, work: Path, env: dict[str, str], url: str) -> int:
         [
             ("empty schema: on vs off", empty_series["on"], empty_series["off"], "1.03x"),
             ("nothing changed: on vs off", nothing_series["on"], nothing_series["off"], "-"),
+            (
+                "empty schema, CPU s: on vs off",
+                cpu_series(empty_series["on"]),
+                cpu_series(empty_series["off"]),
+                "1.03x",
+            ),
+            (
+                "nothing changed, CPU s: on vs off",
+                cpu_series(nothing_series["on"]),
+                cpu_series(nothing_series["off"]),
+                "-",
+            ),
         ],
     )
     failed = [s for series in (*empty_series.values(), *nothing_series.values())

@@ -39,3 +39,21 @@ def served_lakehouse(work: Path, token: str, warehouse: Path) -> Iterator[tuple[
         subprocess.run(
             [str(VENV_BIN / "dbt-lakehouse"), "engine", "stop"], env=env, capture_output=True
         )
+
+
+def server_cpu_seconds() -> float:
+    """User and system CPU of every `java` process (the served engine)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as handle:
+                if handle.read().strip() != "java":
+                    continue
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
