@@ -55,10 +55,6 @@ PROFILE = "jaffle_lakehouse"
 _SCHEMAS = itertools.count()
 
 
-# Each build's CPU seconds (the dbt process's and the server's), by its Sample.
-_CPU: dict[int, float] = {}
-
-
 def build(project: Path, env: dict[str, str], schema: str, url: str, log: Path) -> Sample:
     target = {**ours_target(schema), "spark": {"master": url}, "warehouse": env["WAREHOUSE"]}
     write_profiles(project, PROFILE, target)
@@ -68,13 +64,12 @@ def build(project: Path, env: dict[str, str], schema: str, url: str, log: Path) 
     after = os.times()
     dbt_cpu = after.children_user + after.children_system
     dbt_cpu -= client.children_user + client.children_system
-    _CPU[id(sample)] = dbt_cpu + server_cpu_seconds() - server
-    return sample
+    return replace(sample, cpu_seconds=dbt_cpu + server_cpu_seconds() - server)
 
 
 def cpu_series(series: Series) -> Series:
     """The same builds, their CPU seconds in place of their wall time."""
-    samples = [replace(s, seconds=_CPU[id(s)]) for s in series.samples]
+    samples = [replace(s, seconds=s.cpu_seconds) for s in series.samples]
     return Series(f"{series.name} CPU", samples)
 
 

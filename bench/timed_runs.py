@@ -26,6 +26,9 @@ class Sample:
     peak_rss_mb: float
     ok: bool
     note: str = ""
+    # CPU seconds, where a bench measures them (bench/reuse_connect.py: the dbt process's and
+    # its server's).
+    cpu_seconds: float | None = None
 
 
 @dataclass
