@@ -236,27 +236,3 @@ def test_the_engine_starts_unless_every_selected_node_has_a_decision_that_holds(
     assert starts(_run_adapter(catalog, target, {"model.p.m": "c1"}, start=["x"]), {"model.p.m"})
     _commit(catalog, "jaffle", "m", "own-2")  # written since
     assert starts(adapter, {"model.p.m"})
-
-
-def test_the_name_context_is_read_once_until_a_statement_changes_it() -> None:
-    reads: list[str] = []
-    current = {"catalog": "lakehouse", "namespace": "jaffle"}
-
-    class Catalog:
-        def currentCatalog(self) -> str:
-            reads.append("catalog")
-            return current["catalog"]
-
-        def currentDatabase(self) -> str:
-            reads.append("namespace")
-            return current["namespace"]
-
-    session = SimpleNamespace(catalog=Catalog())
-    assert session_state.name_context(session) == ("lakehouse", "jaffle")
-    assert session_state.name_context(session) == ("lakehouse", "jaffle")
-    assert reads == ["catalog", "namespace"]
-    session_state.statement_ran(session, "use other.ns")
-    current.update(catalog="other", namespace="ns")
-    assert session_state.name_context(session) == ("other", "ns")
-    assert session_state.name_context(session) == ("other", "ns")
-    assert len(reads) == 6  # read each time once changed

@@ -32,6 +32,7 @@ from typing import Any
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lakehouse.iceberg.table_name import TableName
+from dbt.adapters.lakehouse.reuse.session_state import set_kept_conf
 
 BRANCH_CONF = "spark.wap.branch"
 WAP_ENABLED = "write.wap.enabled"
@@ -136,9 +137,6 @@ def end_run() -> RunAudit | None:
 
 
 def point_session(spark: Any, branch: str | None) -> None:
-    """Make the session write to and read from `branch` (None: `main` only)."""
-    if branch is None:
-        if spark.conf.get(BRANCH_CONF, None) is not None:
-            spark.conf.unset(BRANCH_CONF)
-    elif spark.conf.get(BRANCH_CONF, None) != branch:
-        spark.conf.set(BRANCH_CONF, branch)
+    """Make the session write to and read from `branch` (None: `main` only). Every connection's
+    open asks: the conf is kept on the session (session_state.kept_conf), not read each time."""
+    set_kept_conf(spark, BRANCH_CONF, branch)

@@ -28,6 +28,7 @@ from dbt.adapters.lakehouse.exceptions import NamespaceMissingError, RelationMis
 from dbt.adapters.lakehouse.iceberg import lineage
 from dbt.adapters.lakehouse.iceberg.history import ancestors
 from dbt.adapters.lakehouse.iceberg.table_name import TableName, string_literal
+from dbt.adapters.lakehouse.reuse.session_state import kept_conf
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -87,7 +88,7 @@ def changes_sql(
                 "driver in dbt's process only. Fix: run this model with a local or cluster "
                 "spark.master."
             )
-        branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+        branch = kept_conf(spark, lineage.WAP_BRANCH_CONF)
         off = lineage.lineage_off_reason(spark)
         if off is not None:
             raise DbtRuntimeError(

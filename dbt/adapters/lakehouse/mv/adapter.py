@@ -27,6 +27,7 @@ from dbt.adapters.lakehouse.mv.state import (
     record_properties,
     stale_properties,
 )
+from dbt.adapters.lakehouse.reuse.session_state import kept_conf
 
 if TYPE_CHECKING:
     from dbt.adapters.lakehouse.impl import LakehouseAdapter
@@ -62,7 +63,7 @@ def refresh_plan(
     target = TableName.of(relation)
     query = adapter._metadata_rows
     with adapter._spark_session(f"plan the refresh of {target}") as spark:
-        branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+        branch = kept_conf(spark, lineage.WAP_BRANCH_CONF)
         # Without lineage (Spark Connect) the rows' commit cannot carry the record.
         tokens = lineage.lineage_off_reason(spark) is None
         read = metadata.reader(spark, query)

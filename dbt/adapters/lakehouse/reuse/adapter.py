@@ -47,6 +47,7 @@ from dbt.adapters.lakehouse.reuse.plan import (
     statement_shape,
     switch,
 )
+from dbt.adapters.lakehouse.reuse.session_state import kept_conf
 from dbt.adapters.lakehouse.reuse.status import mark_reused_results
 from dbt.adapters.lakehouse.reuse.tracked import tracked_inputs
 from dbt.adapters.lakehouse.reuse.verdicts import record_verdict
@@ -153,7 +154,7 @@ KINDS: dict[str, tuple[tuple[str, ...], str | None]] = {
 def audited_refusal(spark: Any) -> str | None:
     """Why nothing is reused in an audited run (views too): its inputs are on its branch, and
     every node's own statement is what the audit checks before publishing."""
-    branch = spark.conf.get(lineage.WAP_BRANCH_CONF, None)
+    branch = kept_conf(spark, lineage.WAP_BRANCH_CONF)
     return f"an audited run (branch {branch})" if branch else None
 
 

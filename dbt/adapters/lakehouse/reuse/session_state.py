@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from dbt.adapters.events.logging import AdapterLogger
 
 logger = AdapterLogger("Lakehouse")
+T = TypeVar("T")
 
 # A statement's first keywords, after blanks and comments (dbt's query comment).
 _FIRST_WORDS = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*((?:[A-Za-z_]+\s*){1,5})", re.S)
@@ -31,7 +32,12 @@ _TEMP_VIEW = re.compile(
 _CHANGED = "_lakehouse_memo_changed"  # what changed it
 _TEMP_VIEWS = "_lakehouse_memo_temp_views"  # the temporary views statements made in it
 _CONTEXT = "_lakehouse_name_context"  # its current catalog and namespace, while unchanged
+_CONF = "_lakehouse_kept_conf"  # SQL conf values read or set here, while unchanged
 _SESSION_LOCK = threading.Lock()
+# Held across a kept value's read from the session and across a kept conf's write, so that a
+# read finishing after a write never keeps what it read before it, and threads asking at once
+# (every node's first decision) wait for one read rather than each sending its own.
+_READ_LOCK = threading.RLock()
 
 
 def statement_ran(spark: Any, statement: str) -> None:
@@ -63,16 +69,56 @@ def name_context(spark: Any) -> tuple[str, str]:
     """(current catalog, current namespace): where the session resolves a name of one or two
     parts. Read once per session while no statement changed how it resolves names; each read
     is a round trip under Spark Connect, and every view's decision asks."""
-    with _SESSION_LOCK:
-        known = None if getattr(spark, _CHANGED, None) else getattr(spark, _CONTEXT, None)
-    if known is not None:
-        return known
-    found = (str(spark.catalog.currentCatalog()), str(spark.catalog.currentDatabase()))
-    with _SESSION_LOCK:
-        # A USE is noted before it runs: one noted since the read began leaves nothing kept.
-        if getattr(spark, _CHANGED, None) is None:
-            setattr(spark, _CONTEXT, found)
-    return found
+
+    def read() -> tuple[str, str]:
+        return str(spark.catalog.currentCatalog()), str(spark.catalog.currentDatabase())
+
+    return _kept(spark, _CONTEXT, read)
+
+
+def kept_conf(spark: Any, key: str) -> str | None:
+    """The session's SQL conf `key` (None: unset), read once per session while no statement
+    could have changed it (a SET or RESET, a Python model): under Spark Connect each read is a
+    round trip, and the audited run's branch (`spark.wap.branch`) is asked by every
+    connection's open and every decision. A value the adapter sets goes through set_kept_conf."""
+
+    def read() -> dict[str, str | None]:
+        return {**(getattr(spark, _CONF, None) or {}), key: spark.conf.get(key, None)}
+
+    kept = _kept(spark, _CONF, read, lambda known: key in known)
+    return kept[key]
+
+
+def set_kept_conf(spark: Any, key: str, value: str | None) -> None:
+    """Set (None: unset) the session's SQL conf `key`, unless it holds `value` already."""
+    with _READ_LOCK:
+        if kept_conf(spark, key) == value:
+            return
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+        with _SESSION_LOCK:
+            if getattr(spark, _CHANGED, None) is None:
+                setattr(spark, _CONF, {**(getattr(spark, _CONF, None) or {}), key: value})
+
+
+def _kept(
+    spark: Any, attribute: str, read: Callable[[], T], holds: Callable[[T], bool] = lambda _: True
+) -> T:
+    """The value kept on the session under `attribute` when it `holds` what is asked, else
+    `read()`, kept while no statement changed the session (a change noted during the read
+    leaves nothing kept)."""
+    with _READ_LOCK:
+        with _SESSION_LOCK:
+            known = None if getattr(spark, _CHANGED, None) else getattr(spark, attribute, None)
+        if known is not None and holds(known):
+            return known
+        found = read()
+        with _SESSION_LOCK:
+            if getattr(spark, _CHANGED, None) is None:
+                setattr(spark, attribute, found)
+        return found
 
 
 def session_as_new(texts: Sequence[str]) -> bool:
