@@ -61,6 +61,7 @@ beside_the_cluster() {
   "$VENV/bin/pytest" -q -n 2 --dist loadfile --no-loadscope-reorder --durations=10 \
     --profile connect tests/functional/lakehouse/engine/test_connect.py \
     tests/functional/lakehouse/engine/test_connect_reads.py \
+    tests/functional/lakehouse/engine/test_connect_conf.py \
     tests/functional/lakehouse/engine/test_cancel.py \
     tests/functional/lakehouse/models/test_incremental_strategies.py::TestCdcMerge \
     tests/functional/lakehouse/checkpoints/test_view_checkpoints.py
@@ -78,6 +79,7 @@ beside_the_cluster() {
   local connect connect_failed=0 rest_failed=0
   "$OTHER/bin/pytest" -q --durations=10 --profile connect \
     tests/functional/lakehouse/engine/test_connect.py \
+    tests/functional/lakehouse/engine/test_connect_conf.py \
     tests/functional/lakehouse/checkpoints/test_view_checkpoints.py >"$CONNECT35_LOG" 2>&1 &
   connect=$!
   { "$OTHER/bin/pytest" tests/unit -q &&

@@ -17,8 +17,10 @@ thread's commit running meanwhile.
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -41,6 +43,9 @@ PLAN_FIELDS = "100000"
 _STATIC_SQL_KEYS = frozenset(
     {"spark.sql.extensions", "spark.sql.catalogImplementation", "spark.sql.warehouse.dir"}
 )
+# The server's refusal of a static setting: Spark 3.5's "Cannot modify the value of a static
+# config", 4.1's "[CANNOT_MODIFY_STATIC_CONFIG] ... of the static Spark config".
+_STATIC_REFUSAL = re.compile(r"static (?:spark )?config", re.I)
 
 
 def session_conf(spec: EngineSpec) -> tuple[dict[str, str], list[str]]:
@@ -108,17 +113,22 @@ def start_connect_session(spec: EngineSpec) -> Any:
 
 def _configure(spark: Any, spec: EngineSpec, shown: str) -> None:
     sent, launch_only = session_conf(spec)
-    static: list[str] = []
-    for key, value in sent.items():
-        if key in _STATIC_SQL_KEYS:  # the server's launch set them; a SET would be refused
-            static.append(key)
-            continue
-        try:
-            spark.conf.set(key, value)
-        except Exception as exc:
-            if "static config" not in str(exc):
-                raise
-            static.append(key)
+    # The server's launch set these; a SET would be refused.
+    static = [key for key in sent if key in _STATIC_SQL_KEYS]
+    settable = {key: value for key, value in sent.items() if key not in _STATIC_SQL_KEYS}
+    try:
+        set_confs(spark, settable)  # one round trip, not one a key
+    except Exception as exc:
+        if not _STATIC_REFUSAL.search(str(exc)):
+            raise
+        # A key this server's launch fixed: each set alone, those refused left to the launch.
+        for key, value in settable.items():
+            try:
+                spark.conf.set(key, value)
+            except Exception as refused:
+                if not _STATIC_REFUSAL.search(str(refused)):
+                    raise
+                static.append(key)
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
     if ICEBERG_EXTENSIONS not in extensions:
         raise EngineSetupError(
@@ -283,4 +293,6 @@ def set_confs(session: Any, pairs: Mapping[str, str]) -> None:
     import pyspark.sql.connect.proto as proto
 
     kept = [proto.KeyValue(key=key, value=value) for key, value in pairs.items()]
-    session.client.config(proto.ConfigRequest.Operation(set=proto.ConfigRequest.Set(pairs=kept)))
+    operation = proto.ConfigRequest.Operation(set=proto.ConfigRequest.Set(pairs=kept))
+    for warning in session.client.config(operation).warnings:  # as `conf.set` warns them
+        warnings.warn(warning, stacklevel=2)
