@@ -83,7 +83,7 @@ def kept_conf(spark: Any, key: str) -> str | None:
     connection's open and every decision. A value the adapter sets goes through set_kept_conf."""
 
     def read() -> dict[str, str | None]:
-        return {**(getattr(spark, _CONF, None) or {}), key: spark.conf.get(key, None)}
+        return _conf_with(spark, key, spark.conf.get(key, None))
 
     kept = _kept(spark, _CONF, read, lambda known: key in known)
     return kept[key]
@@ -98,9 +98,11 @@ def set_kept_conf(spark: Any, key: str, value: str | None) -> None:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, value)
-        with _SESSION_LOCK:
-            if getattr(spark, _CHANGED, None) is None:
-                setattr(spark, _CONF, {**(getattr(spark, _CONF, None) or {}), key: value})
+        _keep(spark, _CONF, _conf_with(spark, key, value))
+
+
+def _conf_with(spark: Any, key: str, value: str | None) -> dict[str, str | None]:
+    return {**(getattr(spark, _CONF, None) or {}), key: value}
 
 
 def _kept(
@@ -109,16 +111,25 @@ def _kept(
     """The value kept on the session under `attribute` when it `holds` what is asked, else
     `read()`, kept while no statement changed the session (a change noted during the read
     leaves nothing kept)."""
+    with _SESSION_LOCK:
+        changed = getattr(spark, _CHANGED, None) is not None
+    if changed:  # nothing is kept any more: no other reader's read to wait for
+        return read()
     with _READ_LOCK:
         with _SESSION_LOCK:
             known = None if getattr(spark, _CHANGED, None) else getattr(spark, attribute, None)
         if known is not None and holds(known):
             return known
         found = read()
-        with _SESSION_LOCK:
-            if getattr(spark, _CHANGED, None) is None:
-                setattr(spark, attribute, found)
+        _keep(spark, attribute, found)
         return found
+
+
+def _keep(spark: Any, attribute: str, value: Any) -> None:
+    """Keep `value` on the session, unless a statement changed it meanwhile."""
+    with _SESSION_LOCK:
+        if getattr(spark, _CHANGED, None) is None:
+            setattr(spark, attribute, value)
 
 
 def session_as_new(texts: Sequence[str]) -> bool:
